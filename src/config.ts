@@ -1,0 +1,74 @@
+// Environment -> typed, validated Config. The schema is the only statement of the variables, their
+// types and defaults; every bad variable is named at once so an operator fixes them in one go.
+import envSchema from 'env-schema'
+import { Type, type Static } from 'typebox'
+
+const Millis = (fallback: number, description: string) =>
+  Type.Integer({ minimum: 1, maximum: 600_000, default: fallback, description })
+const PerMinute = (fallback: number, description: string) =>
+  Type.Integer({ minimum: 1, maximum: 1_000_000, default: fallback, description })
+const Secret = (description: string) => Type.String({ minLength: 1, description })
+
+export const ConfigSchema = Type.Object({
+  HOST: Type.String({ minLength: 1, default: '0.0.0.0', description: 'Address the front listens on.' }),
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000, description: 'Port the front listens on.' }),
+  UPSTREAM_URL: Type.String({ pattern: '^https?://[^\\s/?#]+[^\\s?#]*$', description: 'Base URL of the upstream operations (http or https, no query).' }),
+  PASSPORT_API_KEY: Secret('x-authorization value for /bc_passport/*.'),
+  DEALER_API_KEY: Secret('x-authorization value for /bc_api_web_service/*.'),
+  AUTH_JWT_SECRET: Type.Optional(Type.String({ minLength: 32, description: 'HS256 secret that verifies callers\' tokens (32 characters or more).' })),
+  AUTH_JWT_PUBLIC_KEY: Type.Optional(Type.String({ pattern: '-----BEGIN PUBLIC KEY-----', description: 'RS256/ES256 public key in PEM that verifies callers\' tokens.' })),
+  CONSOLE_API_KEY: Type.Optional(Type.String({ minLength: 16, description: 'Opens POST /request-console; unset, the route answers 404.' })),
+  UPSTREAM_TIMEOUT_MS: Millis(5000, 'One upstream exchange, redirects included.'),
+  PROFILE_TIMEOUT_MS: Millis(8000, 'The whole profile request, all upstream calls included.'),
+  UPSTREAM_MAX_BODY_BYTES: Type.Integer({ minimum: 1024, maximum: 64 * 1024 * 1024, default: 1024 * 1024, description: 'Largest upstream answer read; a larger one is a bad response.' }),
+  UPSTREAM_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 1024, default: 128, description: 'Keep-alive connections per upstream origin.' }),
+  RATE_LIMIT_PROFILE_PER_MINUTE: PerMinute(120, 'Profile requests per client (token sub) per minute.'),
+  RATE_LIMIT_CONSOLE_PER_MINUTE: PerMinute(30, 'Console requests per caller address per minute.'),
+  LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map(l => Type.Literal(l)), { default: 'info', description: 'pino log level.' })
+})
+
+export type Config = Static<typeof ConfigSchema>
+
+/** The options a test or the dev runner passes: defaults filled in for what it leaves out. */
+export type ConfigInput = Partial<Config> & Pick<Config, 'UPSTREAM_URL' | 'PASSPORT_API_KEY' | 'DEALER_API_KEY'>
+
+export class ConfigError extends Error {
+  readonly problems: string[]
+  constructor (problems: string[]) {
+    super(`Invalid configuration:\n${problems.map(p => `  - ${p}`).join('\n')}`)
+    this.name = 'ConfigError'
+    this.problems = problems
+  }
+}
+
+interface AjvError { instancePath: string, keyword: string, message?: string, params: Record<string, unknown> }
+
+function describe (error: AjvError): string {
+  if (error.keyword === 'required') return `${String(error.params.missingProperty)} is required`
+  const name = error.instancePath.replace(/^\//, '')
+  if (error.keyword === 'pattern' || error.keyword === 'anyOf') return `${name} has an invalid value`
+  return `${name} ${error.message ?? 'is invalid'}`
+}
+
+/**
+ * Reads and validates the configuration. `env` is process.env for `npm start`; `dotenv` reads `.env`
+ * from the working directory first, when present. Never prints a value: only variable names.
+ */
+export function loadConfig (env: Record<string, string | undefined> = process.env, { dotenv = false } = {}): Config {
+  const problems: string[] = []
+  let config: Config | undefined
+  try {
+    config = envSchema<Config>({ schema: ConfigSchema, data: env, env: false, dotenv })
+  } catch (err) {
+    const errors = (err as { errors?: AjvError[] }).errors
+    if (!errors) throw err
+    // anyOf reports once per branch; one line per variable is what an operator needs.
+    problems.push(...new Set(errors.filter(e => e.keyword !== 'const').map(describe)))
+  }
+  const secret = config?.AUTH_JWT_SECRET ?? env.AUTH_JWT_SECRET
+  const publicKey = config?.AUTH_JWT_PUBLIC_KEY ?? env.AUTH_JWT_PUBLIC_KEY
+  if (secret === undefined && publicKey === undefined) problems.push('AUTH_JWT_SECRET or AUTH_JWT_PUBLIC_KEY is required')
+  if (secret !== undefined && publicKey !== undefined) problems.push('set only one of AUTH_JWT_SECRET and AUTH_JWT_PUBLIC_KEY')
+  if (problems.length > 0 || config === undefined) throw new ConfigError(problems)
+  return config
+}

@@ -1,0 +1,151 @@
+// The upstream client: operation name + params in, a typed answer or a typed failure out. It applies the
+// upstream's rules (upstream-spec.md part 4, design.md section 6) to every operation of the registry.
+import { Agent, type Dispatcher } from 'undici'
+import { compileOperationContracts, type ContractError, type OperationContracts } from './contract.ts'
+import { upstreamError, type FailureReason } from './errors.ts'
+import { elapsed, headerValue, postFollowingRedirects, type Hop, type WireAnswer, type WireRequest } from './exchange.ts'
+import { operations, type KeyName, type NotFoundOf, type OperationName, type ParamsOf, type ResponseOf } from './operations.ts'
+import type { TracingHeaders } from './tracing.ts'
+
+export interface UpstreamClientOptions {
+  baseUrl: string
+  keys: Record<KeyName, string>
+  /** Deadline of one exchange, redirects included. */
+  timeoutMs: number
+  maxBodyBytes?: number
+  maxRedirects?: number
+  /** Keep-alive connections per origin of the owned Agent. */
+  connections?: number
+  /** Used instead of an owned Agent (tests pass a MockAgent); the caller closes it. */
+  dispatcher?: Dispatcher
+}
+
+export interface CallOptions {
+  headers?: TracingHeaders
+  /** The caller's own limit (the profile budget); the exchange ends at whichever comes first. */
+  signal?: AbortSignal
+  /** A shorter deadline than the client's, never a longer one. */
+  timeoutMs?: number
+}
+
+export type Outcome = 'ok' | 'not_found' | Extract<FailureReason, 'status' | 'content_type' | 'json' | 'contract'>
+
+/** The whole exchange as the console shows it: every answer that arrived is data here. */
+export interface Exchange {
+  operation: OperationName
+  status: number
+  redirects: Hop[]
+  duration_ms: number
+  contract: { valid: boolean, errors: ContractError[] }
+  body: unknown
+  outcome: Outcome
+}
+
+export type CallResult<N extends OperationName> =
+  | { kind: 'ok', value: ResponseOf<N>, exchange: Exchange }
+  | { kind: 'not_found', value: NotFoundOf<N>, exchange: Exchange }
+
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i
+
+export function createUpstreamClient (options: UpstreamClientOptions) {
+  const { keys, timeoutMs, maxBodyBytes = 1024 * 1024, maxRedirects = 3 } = options
+  const contracts = compileOperationContracts()
+  const dispatcher = options.dispatcher ?? new Agent({
+    connections: options.connections ?? 128,
+    keepAliveTimeout: 10_000,
+    // Our deadline ends every exchange; undici's own 300 s timeouts only back it up.
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs
+  })
+  const base = new URL(options.baseUrl)
+  const basePath = base.pathname.replace(/\/+$/, '')
+  const documented = Object.fromEntries(Object.entries(operations).map(([name, op]) =>
+    [name, new URL(basePath + op.path, base)])) as Record<OperationName, URL>
+  // The slash location each operation was redirected to, so later calls take one round trip.
+  const learned = new Map<OperationName, URL>()
+
+  async function exchange<N extends OperationName> (name: N, params: ParamsOf<N>, call: CallOptions = {}): Promise<Exchange> {
+    const op = operations[name]
+    const deadline = AbortSignal.timeout(Math.min(call.timeoutMs ?? timeoutMs, timeoutMs))
+    const started = performance.now()
+    const wire: WireRequest = {
+      url: learned.get(name) ?? documented[name],
+      headers: {
+        ...call.headers,
+        'content-type': 'application/x-www-form-urlencoded',
+        'x-authorization': keys[op.key]
+      },
+      body: JSON.stringify(params),
+      signal: call.signal === undefined ? deadline : AbortSignal.any([deadline, call.signal]),
+      deadline,
+      maxRedirects,
+      maxBodyBytes,
+      dispatcher,
+      record: { operation: name, status: null, redirects: [], duration_ms: 0 },
+      started,
+      stopAtRedirect: learned.has(name)
+    }
+    let attempt = wire
+    let answer = await postFollowingRedirects(attempt)
+    if (attempt.stopAtRedirect === true && (answer.status === 404 || (answer.status >= 300 && answer.status < 400))) {
+      // The learned location moved: forget it and start again from the documented path.
+      learned.delete(name)
+      attempt = { ...wire, url: documented[name], stopAtRedirect: false, record: { ...wire.record, redirects: [] } }
+      answer = await postFollowingRedirects(attempt)
+    }
+    const result = interpret(name, answer, contracts[name])
+    if ((result.outcome === 'ok' || result.outcome === 'not_found') && answer.url.href !== documented[name].href) {
+      learned.set(name, answer.url)
+    }
+    return {
+      operation: name,
+      status: answer.status,
+      redirects: attempt.record.redirects,
+      duration_ms: elapsed(started),
+      ...result
+    }
+  }
+
+  async function call<N extends OperationName> (name: N, params: ParamsOf<N>, options?: CallOptions): Promise<CallResult<N>> {
+    const ex = await exchange(name, params, options)
+    if (ex.outcome === 'ok') return { kind: 'ok', value: ex.body as ResponseOf<N>, exchange: ex }
+    if (ex.outcome === 'not_found') return { kind: 'not_found', value: ex.body as NotFoundOf<N>, exchange: ex }
+    throw upstreamError(ex.outcome, { operation: name, status: ex.status, redirects: ex.redirects, duration_ms: ex.duration_ms })
+  }
+
+  async function close (): Promise<void> {
+    if (options.dispatcher === undefined) await dispatcher.close()
+  }
+
+  return { exchange, call, close, contracts }
+}
+
+export type UpstreamClient = ReturnType<typeof createUpstreamClient>
+
+/** Decides what an answer is: the operation's answer, its documented not-found, or a broken contract. */
+function interpret (name: OperationName, answer: WireAnswer, contract: OperationContracts): Pick<Exchange, 'contract' | 'body' | 'outcome'> {
+  const { status, text } = answer
+  const contentType = headerValue(answer.headers['content-type'])
+  const expected = status >= 200 && status < 300
+    ? { outcome: 'ok' as const, check: contract.response }
+    : status === contract.notFound?.status
+      ? { outcome: 'not_found' as const, check: contract.notFound.contract }
+      : undefined
+  let body: unknown = text
+  let parsed = false
+  if (contentType !== undefined && JSON_TYPE.test(contentType)) {
+    try {
+      body = JSON.parse(text)
+      parsed = true
+    } catch {}
+  }
+  const broken = (outcome: Outcome, message: string, errors = [{ path: '/', message }]) =>
+    ({ body, outcome, contract: { valid: false, errors } })
+  if (expected === undefined) return broken('status', `HTTP ${status} is not an answer of ${name}`)
+  if (contentType === undefined || !JSON_TYPE.test(contentType)) {
+    return broken('content_type', `content type ${contentType ?? '(none)'} is not application/json`)
+  }
+  if (!parsed) return broken('json', 'the body is not valid JSON')
+  if (!expected.check.check(body)) return broken('contract', '', expected.check.errors(body))
+  return { body, outcome: expected.outcome, contract: { valid: true, errors: [] } }
+}

@@ -1,0 +1,60 @@
+// Typed upstream failures. Each keeps the exchange as far as it got (for the console, logs and metrics)
+// and its `cause`, in the manner of fastify-reply-from: 502 bad answer, 503 unreachable, 504 too slow.
+import { UpstreamBadResponseError, UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.ts'
+import type { OperationName } from './operations.ts'
+import type { Hop } from './exchange.ts'
+
+/** Why an exchange failed; a metric label and a log field, never shown to callers. */
+export type FailureReason =
+  | 'timeout' // the deadline of the exchange passed
+  | 'aborted' // the caller's own signal (the profile budget) ended it
+  | 'connect' // no answer: refused, reset, DNS, TLS
+  | 'breaker_open' // the circuit breaker refused to call
+  | 'redirect_refused' // a redirect to another origin; the key never leaves
+  | 'redirect_loop' // more redirects than allowed
+  | 'redirect_invalid' // a redirect without a usable Location, or a 3xx other than 307/308
+  | 'too_large' // the answer exceeded the size cap
+  | 'status' // an HTTP status that is not an answer of the operation
+  | 'content_type' // the answer is not JSON
+  | 'json' // the answer claims JSON but does not parse
+  | 'contract' // the JSON breaks the operation's schema
+
+/** What is known of a failed exchange: always the hops so far, the status when an answer arrived. */
+export interface FailedExchange {
+  operation: OperationName
+  status: number | null
+  redirects: Hop[]
+  duration_ms: number
+}
+
+type UpstreamErrorCtor = typeof UpstreamBadResponseError | typeof UpstreamTimeoutError | typeof UpstreamUnavailableError
+
+export type UpstreamError = InstanceType<UpstreamErrorCtor> & { reason: FailureReason, exchange: FailedExchange }
+
+const byReason: Record<FailureReason, UpstreamErrorCtor> = {
+  timeout: UpstreamTimeoutError,
+  aborted: UpstreamTimeoutError,
+  connect: UpstreamUnavailableError,
+  breaker_open: UpstreamUnavailableError,
+  redirect_refused: UpstreamBadResponseError,
+  redirect_loop: UpstreamBadResponseError,
+  redirect_invalid: UpstreamBadResponseError,
+  too_large: UpstreamBadResponseError,
+  status: UpstreamBadResponseError,
+  content_type: UpstreamBadResponseError,
+  json: UpstreamBadResponseError,
+  contract: UpstreamBadResponseError
+}
+
+export function upstreamError (reason: FailureReason, exchange: FailedExchange, cause?: unknown): UpstreamError {
+  const Ctor = byReason[reason]
+  const error = (cause === undefined ? new Ctor(exchange.operation) : new Ctor(exchange.operation, { cause })) as UpstreamError
+  error.reason = reason
+  error.exchange = exchange
+  return error
+}
+
+export function isUpstreamError (error: unknown): error is UpstreamError {
+  return error instanceof Error && 'reason' in error && 'exchange' in error &&
+    (error instanceof UpstreamBadResponseError || error instanceof UpstreamTimeoutError || error instanceof UpstreamUnavailableError)
+}

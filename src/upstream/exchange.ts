@@ -1,0 +1,140 @@
+// One upstream exchange on the wire: the POST, the 307/308 hops repeated with the same headers and body
+// (same origin only, so the key never leaves), and the answer read under a size cap. It knows nothing
+// of operations' meaning; client.ts does.
+import { errors as undiciErrors, request, type Dispatcher } from 'undici'
+import type { IncomingHttpHeaders } from 'node:http'
+import { upstreamError, type FailedExchange, type FailureReason } from './errors.ts'
+
+export interface Hop { status: number, location: string }
+
+export interface WireRequest {
+  /** The first URL to POST to. */
+  url: URL
+  headers: Record<string, string>
+  body: string
+  signal: AbortSignal
+  /** Aborted by our own deadline rather than by the caller's signal. */
+  deadline: AbortSignal
+  maxRedirects: number
+  /** Hand back the first redirect instead of following it (a memoised URL that moved again). */
+  stopAtRedirect?: boolean
+  maxBodyBytes: number
+  dispatcher: Dispatcher
+  /** The exchange record so far: filled in place, so a failure reports every hop taken. */
+  record: FailedExchange
+  started: number
+}
+
+export interface WireAnswer {
+  /** The URL the final answer came from. */
+  url: URL
+  status: number
+  headers: IncomingHttpHeaders
+  text: string
+}
+
+const REDIRECTS = new Set([307, 308])
+const OTHER_REDIRECTS = new Set([300, 301, 302, 303, 305])
+
+export async function postFollowingRedirects (req: WireRequest): Promise<WireAnswer> {
+  const { record } = req
+  let url = req.url
+  for (;;) {
+    const res = await send(url, req)
+    record.status = res.statusCode
+    if (REDIRECTS.has(res.statusCode) || OTHER_REDIRECTS.has(res.statusCode)) {
+      await discard(res, req)
+      if (req.stopAtRedirect === true) return { url, status: res.statusCode, headers: res.headers, text: '' }
+      const location = headerValue(res.headers.location)
+      // 301/302/303 would turn the POST into a GET; the upstream only ever uses 307.
+      if (location === undefined || !REDIRECTS.has(res.statusCode)) throw fail(req, 'redirect_invalid')
+      let next: URL
+      try {
+        next = new URL(location, url)
+      } catch (cause) {
+        throw fail(req, 'redirect_invalid', cause)
+      }
+      record.redirects.push({ status: res.statusCode, location })
+      if (next.origin !== req.url.origin) throw fail(req, 'redirect_refused')
+      if (record.redirects.length > req.maxRedirects) throw fail(req, 'redirect_loop')
+      url = next
+      continue
+    }
+    const text = await readCapped(res, req)
+    return { url, status: res.statusCode, headers: res.headers, text }
+  }
+}
+
+async function send (url: URL, req: WireRequest): Promise<Dispatcher.ResponseData> {
+  try {
+    return await request(url, {
+      method: 'POST',
+      headers: req.headers,
+      body: req.body,
+      signal: req.signal,
+      dispatcher: req.dispatcher
+    })
+  } catch (cause) {
+    throw failFromTransport(req, cause)
+  }
+}
+
+async function readCapped (res: Dispatcher.ResponseData, req: WireRequest): Promise<string> {
+  const declared = Number(headerValue(res.headers['content-length']))
+  if (declared > req.maxBodyBytes) {
+    res.body.destroy()
+    throw fail(req, 'too_large')
+  }
+  const chunks: Buffer[] = []
+  let size = 0
+  try {
+    for await (const chunk of res.body) {
+      size += (chunk as Buffer).length
+      if (size > req.maxBodyBytes) {
+        res.body.destroy()
+        throw fail(req, 'too_large')
+      }
+      chunks.push(chunk as Buffer)
+    }
+  } catch (cause) {
+    if (isOurs(cause)) throw cause
+    throw failFromTransport(req, cause)
+  }
+  return Buffer.concat(chunks, size).toString('utf8')
+}
+
+async function discard (res: Dispatcher.ResponseData, req: WireRequest): Promise<void> {
+  try {
+    await res.body.dump({ limit: 64 * 1024 })
+  } catch (cause) {
+    throw failFromTransport(req, cause)
+  }
+}
+
+const ours = new WeakSet<object>()
+const isOurs = (error: unknown) => typeof error === 'object' && error !== null && ours.has(error)
+
+function fail (req: WireRequest, reason: FailureReason, cause?: unknown): Error {
+  req.record.duration_ms = elapsed(req.started)
+  const error = upstreamError(reason, { ...req.record, redirects: [...req.record.redirects] }, cause)
+  ours.add(error)
+  return error
+}
+
+/** A transport error is a timeout when a signal ended it, otherwise the upstream could not be reached. */
+function failFromTransport (req: WireRequest, cause: unknown): Error {
+  if (req.deadline.aborted) return fail(req, 'timeout', cause)
+  if (req.signal.aborted) return fail(req, 'aborted', cause)
+  if (cause instanceof undiciErrors.HeadersTimeoutError || cause instanceof undiciErrors.BodyTimeoutError) {
+    return fail(req, 'timeout', cause)
+  }
+  return fail(req, 'connect', cause)
+}
+
+export function headerValue (value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value
+}
+
+export function elapsed (started: number): number {
+  return Math.round((performance.now() - started) * 100) / 100
+}
