@@ -2,7 +2,6 @@
 import { Type, type TSchema } from 'typebox'
 
 export const Uuid = Type.String({
-  $id: 'Uuid',
   format: 'uuid',
   description: 'A UUID. The upstream writes them upper-case; any case is accepted.',
   examples: ['9F1C3B2A-6D4E-4C1B-8A7F-2E5D6C7B8A90']
@@ -10,7 +9,6 @@ export const Uuid = Type.String({
 
 // RFC 3339 already demands an offset; the pattern states it so no other validator can relax it.
 export const IsoDateTime = Type.String({
-  $id: 'IsoDateTime',
   format: 'date-time',
   pattern: '(?:[Zz]|[+-]\\d{2}:\\d{2})$',
   description: 'ISO 8601 date-time with a UTC offset.',
@@ -18,14 +16,12 @@ export const IsoDateTime = Type.String({
 })
 
 export const Login = Type.String({
-  $id: 'Login',
   pattern: '^[0-9]{1,32}$',
   description: 'Phone-number-like login, digits only.',
   examples: ['79161234567']
 })
 
 export const VendorCode = Type.String({
-  $id: 'VendorCode',
   pattern: '^[A-Za-z0-9_.-]{1,64}$',
   description: 'Vendor (dealer brand) code the client is registered under.',
   examples: ['kia']

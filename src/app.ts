@@ -1,0 +1,52 @@
+// The application as a plugin tree. buildApp() makes a Fastify instance without listening: server.ts
+// listens, tests inject or listen on port 0, the dev runner and the benchmark wire it to the sandbox.
+import Fastify, { type FastifyServerOptions } from 'fastify'
+import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { Dispatcher } from 'undici'
+import type { Config } from './config.ts'
+import { loggerOptions } from './logger.ts'
+import auth from './plugins/auth.ts'
+import docs from './plugins/docs.ts'
+import errors from './plugins/errors.ts'
+import requestIdPlugin, { requestId } from './plugins/request-id.ts'
+import sharedSchemas from './plugins/shared-schemas.ts'
+import upstream from './plugins/upstream.ts'
+import consoleRoute, { consoleSchemas } from './routes/console.ts'
+import health, { healthSchemas } from './routes/health.ts'
+import profile, { profileSchemas } from './routes/profile.ts'
+
+export interface AppOverrides {
+  /** Replaces the upstream Agent (tests pass a MockAgent). */
+  dispatcher?: Dispatcher
+  /** Replaces the pino options (tests capture logs, the dev runner prints them for people). */
+  logger?: FastifyServerOptions['logger']
+  loggerInstance?: FastifyServerOptions['loggerInstance']
+}
+
+export async function buildApp (config: Config, overrides: AppOverrides = {}) {
+  const fastify = Fastify({
+    ...(overrides.loggerInstance === undefined
+      ? { logger: overrides.logger ?? loggerOptions(config) }
+      : { loggerInstance: overrides.loggerInstance }),
+    genReqId: requestId,
+    requestIdHeader: false,
+    bodyLimit: 16 * 1024,
+    ajv: { customOptions: { removeAdditional: false } }
+  }).withTypeProvider<TypeBoxTypeProvider>()
+  // TypeBox's compiled validators check requests too: one validator for every contract.
+  fastify.setValidatorCompiler(TypeBoxValidatorCompiler)
+
+  await fastify.register(requestIdPlugin)
+  await fastify.register(errors)
+  await fastify.register(sharedSchemas, { roots: [...profileSchemas, ...consoleSchemas, ...healthSchemas] })
+  await fastify.register(docs, { config })
+  await fastify.register(auth, { config })
+  await fastify.register(upstream, { config, ...(overrides.dispatcher === undefined ? {} : { dispatcher: overrides.dispatcher }) })
+
+  await fastify.register(health)
+  await fastify.register(profile, { config })
+  await fastify.register(consoleRoute, { config })
+  return fastify
+}
+
+export type App = Awaited<ReturnType<typeof buildApp>>

@@ -1,0 +1,30 @@
+// The upstream client as a decorator: one per app, its connections closed when the app closes.
+import fp from 'fastify-plugin'
+import type { Dispatcher } from 'undici'
+import type { Config } from '../config.ts'
+import { createUpstreamClient, type UpstreamClient } from '../upstream/client.ts'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    upstream: UpstreamClient
+  }
+}
+
+export interface UpstreamPluginOptions {
+  config: Config
+  /** Replaces the client's own Agent (tests pass a MockAgent); its owner closes it. */
+  dispatcher?: Dispatcher
+}
+
+export default fp<UpstreamPluginOptions>(async function upstreamPlugin (fastify, { config, dispatcher }) {
+  const client = createUpstreamClient({
+    baseUrl: config.UPSTREAM_URL,
+    keys: { passport: config.PASSPORT_API_KEY, dealer: config.DEALER_API_KEY },
+    timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+    maxBodyBytes: config.UPSTREAM_MAX_BODY_BYTES,
+    connections: config.UPSTREAM_CONNECTIONS,
+    ...(dispatcher === undefined ? {} : { dispatcher })
+  })
+  fastify.decorate('upstream', client)
+  fastify.addHook('onClose', async () => { await client.close() })
+}, { name: 'upstream' })

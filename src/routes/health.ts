@@ -1,0 +1,30 @@
+// Liveness and readiness for the orchestrator.
+import { Type } from 'typebox'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { ServiceUnavailableError } from '../errors.ts'
+
+const Live = Type.Object({ status: Type.Literal('ok') }, { $id: 'HealthLive', description: 'The process is up.' })
+const Ready = Type.Object({ status: Type.Literal('ready') }, { $id: 'HealthReady', description: 'Configured and able to serve.' })
+
+export const healthSchemas = [Live, Ready]
+
+const health: FastifyPluginAsyncTypebox = async (fastify) => {
+  // Set when shutdown starts, so the balancer stops sending traffic while in-flight requests finish.
+  let closing = false
+  fastify.addHook('preClose', async () => { closing = true })
+
+  fastify.get('/health/live', {
+    schema: { tags: ['health'], summary: 'Liveness: the process is up', response: { 200: Live } },
+    logLevel: 'warn'
+  }, async () => ({ status: 'ok' as const }))
+
+  fastify.get('/health/ready', {
+    schema: { tags: ['health'], summary: 'Readiness: configured and able to serve', response: { 200: Ready } },
+    logLevel: 'warn'
+  }, async () => {
+    if (closing) throw new ServiceUnavailableError('The service is shutting down')
+    return { status: 'ready' as const }
+  })
+}
+
+export default health

@@ -1,0 +1,45 @@
+// Builds the app the way tests need it: a complete test config, the upstream faked by a MockAgent that
+// refuses real network, and everything closed when the test ends.
+import type { Test } from 'tap'
+import { MockAgent } from 'undici'
+import { buildApp, type AppOverrides } from '../../src/app.ts'
+import { loadConfig, type Config } from '../../src/config.ts'
+
+export const UPSTREAM_ORIGIN = 'http://upstream.test'
+export const PASSPORT_KEY = '6F0D2C1E-PASSPORT-KEY-0000-000000000001'
+export const DEALER_KEY = 'A9B8C7D6-DEALER-KEY-0000-000000000002'
+export const JWT_SECRET = 'test-jwt-secret-that-is-at-least-32-characters'
+export const CONSOLE_KEY = 'console-key-for-tests-0123456789'
+
+/** A validated config with test values; `env` overrides or removes (undefined) variables. */
+export function testConfig (env: Record<string, string | undefined> = {}): Config {
+  return loadConfig({
+    UPSTREAM_URL: UPSTREAM_ORIGIN,
+    PASSPORT_API_KEY: PASSPORT_KEY,
+    DEALER_API_KEY: DEALER_KEY,
+    AUTH_JWT_SECRET: JWT_SECRET,
+    CONSOLE_API_KEY: CONSOLE_KEY,
+    LOG_LEVEL: 'silent',
+    ...env
+  })
+}
+
+export interface TestApp {
+  app: Awaited<ReturnType<typeof buildApp>>
+  agent: MockAgent
+  /** The fake upstream origin: `upstream.intercept({ path, method: 'POST' }).reply(...)`. */
+  upstream: ReturnType<MockAgent['get']>
+  config: Config
+}
+
+export async function buildTestApp (t: Test, env: Record<string, string | undefined> = {}, overrides: AppOverrides = {}): Promise<TestApp> {
+  const config = testConfig(env)
+  const agent = new MockAgent()
+  agent.disableNetConnect()
+  const app = await buildApp(config, { dispatcher: agent, ...overrides })
+  t.teardown(async () => {
+    await app.close()
+    await agent.close()
+  })
+  return { app, agent, upstream: agent.get(new URL(config.UPSTREAM_URL).origin), config }
+}
