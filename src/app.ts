@@ -31,6 +31,9 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
     genReqId: requestId,
     requestIdHeader: false,
     bodyLimit: 16 * 1024,
+    // Requests that arrive while draining are still served (readiness already answers 503); Fastify's
+    // own 503 body would not be our error body.
+    return503OnClosing: false,
     ajv: { customOptions: { removeAdditional: false } }
   }).withTypeProvider<TypeBoxTypeProvider>()
   // TypeBox's compiled validators check requests too: one validator for every contract.

@@ -1,5 +1,6 @@
 // Liveness and readiness for the orchestrator.
 import { Type } from 'typebox'
+import fp from 'fastify-plugin'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ServiceUnavailableError } from '../errors.ts'
 
@@ -10,6 +11,7 @@ export const healthSchemas = [Live, Ready]
 
 const health: FastifyPluginAsyncTypebox = async (fastify) => {
   // Set when shutdown starts, so the balancer stops sending traffic while in-flight requests finish.
+  // Registered unencapsulated (fp) so this hook runs among the first preClose hooks.
   let closing = false
   fastify.addHook('preClose', async () => { closing = true })
 
@@ -27,4 +29,4 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
   })
 }
 
-export default health
+export default fp(health, { name: 'health' })
