@@ -5,7 +5,7 @@ import { compileOperationContracts, type ContractError, type OperationContracts 
 import { upstreamError, type FailureReason } from './errors.ts'
 import { elapsed, headerValue, postFollowingRedirects, type Hop, type WireAnswer, type WireRequest } from './exchange.ts'
 import { operations, type KeyName, type NotFoundOf, type OperationName, type ParamsOf, type ResponseOf } from './operations.ts'
-import type { TracingHeaders } from './tracing.ts'
+import { pickTracingHeaders, type TracingHeaders } from './tracing.ts'
 
 export interface UpstreamClientOptions {
   baseUrl: string
@@ -66,12 +66,13 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
 
   async function exchange<N extends OperationName> (name: N, params: ParamsOf<N>, call: CallOptions = {}): Promise<Exchange> {
     const op = operations[name]
-    const deadline = AbortSignal.timeout(Math.min(call.timeoutMs ?? timeoutMs, timeoutMs))
+    const deadline = AbortSignal.timeout(deadlineMs(call.timeoutMs, timeoutMs))
     const started = performance.now()
     const wire: WireRequest = {
       url: learned.get(name) ?? documented[name],
       headers: {
-        ...call.headers,
+        // Filtered here too: a caller that hands over the raw inbound headers must not leak them.
+        ...pickTracingHeaders(call.headers ?? {}),
         'content-type': 'application/x-www-form-urlencoded',
         'x-authorization': keys[op.key]
       },
@@ -110,7 +111,7 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
     const ex = await exchange(name, params, options)
     if (ex.outcome === 'ok') return { kind: 'ok', value: ex.body as ResponseOf<N>, exchange: ex }
     if (ex.outcome === 'not_found') return { kind: 'not_found', value: ex.body as NotFoundOf<N>, exchange: ex }
-    throw upstreamError(ex.outcome, { operation: name, status: ex.status, redirects: ex.redirects, duration_ms: ex.duration_ms })
+    throw upstreamError(ex.outcome, { operation: name, status: ex.status, redirects: ex.redirects, duration_ms: ex.duration_ms, contract: ex.contract })
   }
 
   async function close (): Promise<void> {
@@ -121,6 +122,15 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
 }
 
 export type UpstreamClient = ReturnType<typeof createUpstreamClient>
+
+/**
+ * The deadline of one exchange: the call's, never longer than the client's. A caller passes what is
+ * left of its own budget, which may be fractional or spent; AbortSignal.timeout takes neither.
+ */
+function deadlineMs (requested: number | undefined, limit: number): number {
+  if (requested === undefined || Number.isNaN(requested)) return limit
+  return Math.max(0, Math.ceil(Math.min(requested, limit)))
+}
 
 /** Decides what an answer is: the operation's answer, its documented not-found, or a broken contract. */
 function interpret (name: OperationName, answer: WireAnswer, contract: OperationContracts): Pick<Exchange, 'contract' | 'body' | 'outcome'> {

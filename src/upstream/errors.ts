@@ -3,6 +3,7 @@
 import { UpstreamBadResponseError, UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.ts'
 import type { OperationName } from './operations.ts'
 import type { Hop } from './exchange.ts'
+import type { ContractError } from './contract.ts'
 
 /** Why an exchange failed; a metric label and a log field, never shown to callers. */
 export type FailureReason =
@@ -25,6 +26,8 @@ export interface FailedExchange {
   status: number | null
   redirects: Hop[]
   duration_ms: number
+  /** What was wrong with an answer that arrived (reasons status, content_type, json, contract). */
+  contract?: { valid: boolean, errors: ContractError[] }
 }
 
 type UpstreamErrorCtor = typeof UpstreamBadResponseError | typeof UpstreamTimeoutError | typeof UpstreamUnavailableError
