@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import Fastify from 'fastify'
 import { Type } from 'typebox'
 import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
@@ -7,7 +7,7 @@ import requestIdPlugin, { requestId } from '../../src/plugins/request-id.ts'
 import { ClientNotFoundError, UpstreamBadResponseError } from '../../src/errors.ts'
 
 // A small app with the real error handler and a few routes that fail in each way a route can.
-async function build (t: Parameters<Parameters<typeof t.test>[1]>[0]) {
+async function build (t: Test) {
   const app = Fastify({ logger: false, genReqId: requestId, requestIdHeader: false, bodyLimit: 64 })
   app.setValidatorCompiler(TypeBoxValidatorCompiler)
   await app.register(requestIdPlugin)
@@ -20,7 +20,7 @@ async function build (t: Parameters<Parameters<typeof t.test>[1]>[0]) {
   return app
 }
 
-const isErrorBody = (t: Parameters<Parameters<typeof t.test>[1]>[0], body: Record<string, unknown>, statusCode: number, code: string) => {
+const isErrorBody = (t: Test, body: Record<string, unknown>, statusCode: number, code: string) => {
   t.same(Object.keys(body).sort(), ['code', 'error', 'message', 'statusCode'], 'exactly the four fields')
   t.equal(body.statusCode, statusCode)
   t.equal(body.code, code)
