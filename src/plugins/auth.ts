@@ -1,5 +1,120 @@
-// STUB: replaced by the auth work (issue 3 item 2).
+// Caller authentication (design.md section 3). A profile caller is whoever its verified bearer token
+// says: `request.caller` comes from the token's claims and from nothing else the request carries.
+// Verification: one algorithm, chosen from the configured key (HS256 for a secret, RS256/ES256 from a
+// public key's type), so a token cannot pick its own (`alg: none`, HS256 signed with the public key).
+import { createPublicKey } from 'node:crypto'
 import fp from 'fastify-plugin'
+import fastifyJwt from '@fastify/jwt'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { Type, type Static } from 'typebox'
+import { Compile } from 'typebox/compile'
+import { Login, Uuid, VendorCode } from '../../schemas/common.ts'
+import type { PassportParams } from '../../schemas/passport.ts'
 import type { Config } from '../config.ts'
+import { UnauthorizedError } from '../errors.ts'
 
-export default fp<{ config: Config }>(async function auth () {}, { name: 'auth' })
+/** The claims a caller's token must carry; others are ignored. */
+export const CallerClaims = Type.Object({
+  sub: Uuid,
+  login: Login,
+  vendor: VendorCode,
+  exp: Type.Number()
+}, { description: "Claims of a caller's bearer token: `sub` is the client's uid_client." })
+export type CallerClaims = Static<typeof CallerClaims>
+
+/** Who is calling: exactly what the passport lookup needs, `uid_client` upper-cased as the upstream writes it. */
+export type Caller = Readonly<PassportParams>
+
+export type JwtAlgorithm = 'HS256' | 'RS256' | 'ES256'
+
+/** Tolerated clock difference between the token issuer and us, for `exp` and `nbf`. */
+export const CLOCK_TOLERANCE_MS = 30_000
+// Longer than any token we issue carries; refused before any decoding work.
+const MAX_TOKEN_LENGTH = 4096
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** `onRequest` hook: verifies the bearer token and sets `request.caller`, or answers 401. */
+    authenticate: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
+  }
+  interface FastifyRequest {
+    /** Set by `fastify.authenticate`; null on routes that do not use it. */
+    caller: Caller | null
+  }
+}
+
+/** The verification key and the one algorithm it admits, from the configuration. Throws on an unusable key. */
+export function verificationKey (config: Pick<Config, 'AUTH_JWT_SECRET' | 'AUTH_JWT_PUBLIC_KEY'>): { key: string, algorithm: JwtAlgorithm } {
+  if (config.AUTH_JWT_SECRET !== undefined) return { key: config.AUTH_JWT_SECRET, algorithm: 'HS256' }
+  if (config.AUTH_JWT_PUBLIC_KEY === undefined) throw new Error('AUTH_JWT_SECRET or AUTH_JWT_PUBLIC_KEY is required')
+  let key
+  try {
+    key = createPublicKey(config.AUTH_JWT_PUBLIC_KEY)
+  } catch {
+    throw new Error('AUTH_JWT_PUBLIC_KEY is not a readable public key in PEM')
+  }
+  const details = key.asymmetricKeyDetails
+  if (key.asymmetricKeyType === 'rsa' && (details?.modulusLength ?? 0) >= 2048) return { key: config.AUTH_JWT_PUBLIC_KEY, algorithm: 'RS256' }
+  if (key.asymmetricKeyType === 'ec' && details?.namedCurve === 'prime256v1') return { key: config.AUTH_JWT_PUBLIC_KEY, algorithm: 'ES256' }
+  throw new Error('AUTH_JWT_PUBLIC_KEY must be an RSA (2048 bits or more, RS256) or P-256 EC (ES256) public key')
+}
+
+// RFC 6750 section 3: no error code when the request carries no bearer token at all.
+const CHALLENGE = 'Bearer'
+const INVALID_TOKEN = 'Bearer error="invalid_token"'
+
+function refuse (reply: FastifyReply, challenge: string, message: string): Error {
+  reply.header('www-authenticate', challenge)
+  return new UnauthorizedError(message)
+}
+
+/** fast-jwt's and @fastify/jwt's own errors: all of them mean the token is not acceptable. */
+function isTokenError (error: unknown): error is { code: string } {
+  const code = (error as { code?: unknown } | null)?.code
+  return typeof code === 'string' && (code.startsWith('FAST_JWT_') || code.startsWith('FST_JWT_'))
+}
+
+export default fp<{ config: Config }>(async function auth (fastify, { config }) {
+  const { key, algorithm } = verificationKey(config)
+  await fastify.register(fastifyJwt, {
+    // Verify-only: this service never issues tokens, so no signing key is configured.
+    secret: { public: key },
+    verify: {
+      algorithms: [algorithm],
+      requiredClaims: ['exp'],
+      clockTolerance: CLOCK_TOLERANCE_MS,
+      // Verified tokens are remembered (bounded, never past their `exp`): a mobile client sends the
+      // same token for many requests and RS256/ES256 verification is costly.
+      cache: 1000,
+      cacheTTL: 60_000
+    }
+  })
+  const validClaims = Compile(CallerClaims)
+
+  fastify.decorateRequest('caller', null)
+  fastify.decorate('authenticate', async function authenticate (request: FastifyRequest, reply: FastifyReply) {
+    const header = request.headers.authorization
+    // The scheme is case-insensitive (RFC 7235); one space, then the token.
+    if (header === undefined || header.length < 7 || header.slice(0, 7).toLowerCase() !== 'bearer ') {
+      throw refuse(reply, CHALLENGE, 'This endpoint needs an Authorization: Bearer token')
+    }
+    const token = header.slice(7).trim()
+    if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) throw refuse(reply, INVALID_TOKEN, 'The bearer token is malformed')
+    let claims: unknown
+    try {
+      claims = fastify.jwt.verify(token)
+    } catch (error) {
+      if (!isTokenError(error)) throw error
+      // The library's message is not passed on: a fixed text, never any part of the token.
+      throw refuse(reply, INVALID_TOKEN, error.code === 'FAST_JWT_EXPIRED' ? 'The bearer token has expired' : 'The bearer token is invalid')
+    }
+    if (!validClaims.Check(claims)) throw refuse(reply, INVALID_TOKEN, 'The bearer token does not carry valid sub, login and vendor claims')
+    request.caller = { vendor: claims.vendor, login: claims.login, uid_client: claims.sub.toUpperCase() }
+  })
+}, { name: 'auth' })
+
+/** The caller of a route that runs `fastify.authenticate`; a route that forgot it fails closed. */
+export function callerOf (request: FastifyRequest): Caller {
+  if (request.caller === null) throw new UnauthorizedError('This endpoint needs an Authorization: Bearer token')
+  return request.caller
+}

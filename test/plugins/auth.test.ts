@@ -1,0 +1,165 @@
+// Caller authentication: who may call, and that the caller is whoever the verified token says.
+// Refusals are checked on the real profile route (no upstream interceptor is set, so any upstream call
+// would fail the test); acceptances on a probe route that echoes request.caller.
+import { createHmac, generateKeyPairSync } from 'node:crypto'
+import t from 'tap'
+import { IVANOV } from '../../schemas/fixtures.ts'
+import { callerOf, verificationKey } from '../../src/plugins/auth.ts'
+import { buildTestApp, JWT_SECRET } from '../helpers/build-app.ts'
+import { asymmetric, bearer, claimsFor, hs256, inSeconds, keyPair, unsigned, type Claims } from '../helpers/tokens.ts'
+
+const PROFILE = '/api/users/profile'
+
+/** A test app with a probe route that answers with the authenticated caller. */
+async function appWithProbe (tt: Parameters<typeof buildTestApp>[0], env: Record<string, string | undefined> = {}) {
+  const built = await buildTestApp(tt, env)
+  built.app.get('/test/caller', { onRequest: built.app.authenticate }, async (request) => request.caller)
+  tt.teardown(() => built.agent.assertNoPendingInterceptors())
+  return built
+}
+
+/** The standard 401: body, challenge, request id, and nothing of the token in it. */
+function assertRefused (tt: typeof t, res: { statusCode: number, headers: Record<string, unknown>, body: string }, challenge: string, token?: string) {
+  tt.equal(res.statusCode, 401)
+  tt.equal(res.headers['www-authenticate'], challenge)
+  tt.ok(res.headers['x-request-id'], 'x-request-id on the refusal')
+  const body = JSON.parse(res.body)
+  tt.same(Object.keys(body).sort(), ['code', 'error', 'message', 'statusCode'])
+  tt.match(body, { statusCode: 401, code: 'UNAUTHORIZED', error: 'Unauthorized', message: String })
+  if (token !== undefined) {
+    for (const part of token.split('.').filter(p => p.length > 0)) tt.notOk(res.body.includes(part), 'no part of the token in the body')
+  }
+}
+
+const INVALID = 'Bearer error="invalid_token"'
+
+t.test('no bearer token: 401 with a bare Bearer challenge', async t => {
+  const { app } = await appWithProbe(t)
+  const token = hs256()
+  for (const headers of [{}, { authorization: '' }, { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }, { authorization: `Token ${token}` }, { authorization: token }]) {
+    const res = await app.inject({ url: PROFILE, headers })
+    assertRefused(t, res, 'Bearer')
+  }
+})
+
+t.test('malformed bearer tokens: 401 invalid_token', async t => {
+  const { app } = await appWithProbe(t)
+  for (const token of ['', 'abc', 'not.a.jwt', `${hs256()}.extra`, 'x'.repeat(5000)]) {
+    const res = await app.inject({ url: PROFILE, headers: { authorization: `Bearer ${token}` } })
+    assertRefused(t, res, INVALID)
+  }
+})
+
+t.test('expired, unexpired-but-missing-exp and future-nbf tokens are refused', async t => {
+  const { app } = await appWithProbe(t)
+  const cases: Array<[string, Claims]> = [
+    ['expired beyond the clock tolerance', claimsFor(IVANOV, { exp: inSeconds(-120) })],
+    ['no exp at all', (({ exp, ...rest }) => rest)(claimsFor())],
+    ['exp that is not a number', claimsFor(IVANOV, { exp: 'tomorrow' })],
+    ['not valid before a minute from now', claimsFor(IVANOV, { nbf: inSeconds(120) })]
+  ]
+  for (const [name, claims] of cases) {
+    const token = hs256(claims)
+    const res = await app.inject({ url: PROFILE, headers: bearer(token) })
+    t.test(name, async t => assertRefused(t, res, INVALID, token))
+  }
+  const expired = await app.inject({ url: PROFILE, headers: bearer(hs256(claimsFor(IVANOV, { exp: inSeconds(-120) }))) })
+  t.equal(JSON.parse(expired.body).message, 'The bearer token has expired')
+})
+
+t.test('a token just past exp, within the 30 s clock tolerance, is accepted', async t => {
+  const { app } = await appWithProbe(t)
+  const res = await app.inject({ url: '/test/caller', headers: bearer(hs256(claimsFor(IVANOV, { exp: inSeconds(-10) }))) })
+  t.equal(res.statusCode, 200)
+})
+
+t.test('wrong signatures and algorithms are refused with a secret configured', async t => {
+  const { app } = await appWithProbe(t)
+  const good = hs256()
+  const [header, payload] = good.split('.') as [string, string]
+  const hs512Input = `${Buffer.from(JSON.stringify({ alg: 'HS512', typ: 'JWT' })).toString('base64url')}.${payload}`
+  const cases: Array<[string, string]> = [
+    ['signed with another secret', hs256(claimsFor(), 'another-secret-that-is-at-least-32-characters')],
+    ['payload swapped under a valid signature', `${header}.${Buffer.from(JSON.stringify(claimsFor(IVANOV, { login: '70000000000' }))).toString('base64url')}.${good.split('.')[2]}`],
+    ['alg none, unsigned', unsigned()],
+    ['alg none carrying the valid signature', `${unsigned().slice(0, -1)}.${good.split('.')[2]}`],
+    ['HS512 with the right secret (not on the allowlist)', `${hs512Input}.${createHmac('sha512', JWT_SECRET).update(hs512Input).digest('base64url')}`],
+    ['RS256 while a secret is configured', asymmetric('RS256', keyPair('rsa').privateKey)]
+  ]
+  for (const [name, token] of cases) {
+    const res = await app.inject({ url: PROFILE, headers: bearer(token) })
+    t.test(name, async t => assertRefused(t, res, INVALID, token))
+  }
+})
+
+t.test('claims that do not name a client are refused', async t => {
+  const { app } = await appWithProbe(t)
+  const cases: Array<[string, Claims]> = [
+    ['sub not a UUID', claimsFor(IVANOV, { sub: 'ivanov' })],
+    ['sub missing', (({ sub, ...rest }) => rest)(claimsFor())],
+    ['login with letters', claimsFor(IVANOV, { login: '7916abc' })],
+    ['login as a number', claimsFor(IVANOV, { login: 79161234567 })],
+    ['login missing', (({ login, ...rest }) => rest)(claimsFor())],
+    ['vendor with a space', claimsFor(IVANOV, { vendor: 'kia motors' })],
+    ['vendor missing', (({ vendor, ...rest }) => rest)(claimsFor())]
+  ]
+  for (const [name, claims] of cases) {
+    const token = hs256(claims)
+    const res = await app.inject({ url: PROFILE, headers: bearer(token) })
+    t.test(name, async t => assertRefused(t, res, INVALID, token))
+  }
+})
+
+t.test('the caller comes from the verified claims only, uid_client upper-cased', async t => {
+  const { app } = await appWithProbe(t)
+  const token = hs256(claimsFor({ ...IVANOV, uid_client: IVANOV.uid_client.toLowerCase() }, { role: 'admin', uid_client: '00000000-0000-4000-8000-000000000001' }))
+  const res = await app.inject({
+    url: '/test/caller?uid_client=00000000-0000-4000-8000-000000000002',
+    headers: { authorization: `bearer ${token}`, 'x-uid-client': '00000000-0000-4000-8000-000000000003' }
+  })
+  t.equal(res.statusCode, 200, 'the scheme is case-insensitive')
+  t.strictSame(res.json(), { vendor: IVANOV.vendor, login: IVANOV.login, uid_client: IVANOV.uid_client })
+})
+
+t.test('a route that forgets authenticate fails closed', async t => {
+  const { app } = await buildTestApp(t)
+  app.get('/test/forgot', async (request) => callerOf(request))
+  const res = await app.inject({ url: '/test/forgot', headers: bearer(hs256()) })
+  t.equal(res.statusCode, 401)
+})
+
+t.test('with a public key configured', async t => {
+  const rsa = keyPair('rsa')
+  const ec = keyPair('ec')
+
+  t.test('RSA key: RS256 accepted; HS256 signed with the public key, ES256 and alg none refused', async t => {
+    const { app } = await appWithProbe(t, { AUTH_JWT_SECRET: undefined, AUTH_JWT_PUBLIC_KEY: rsa.publicPem })
+    const ok = await app.inject({ url: '/test/caller', headers: bearer(asymmetric('RS256', rsa.privateKey)) })
+    t.equal(ok.statusCode, 200)
+    t.equal(ok.json().uid_client, IVANOV.uid_client)
+    for (const token of [hs256(claimsFor(), rsa.publicPem), asymmetric('ES256', ec.privateKey), unsigned(), asymmetric('RS256', generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey)]) {
+      assertRefused(t, await app.inject({ url: PROFILE, headers: bearer(token) }), INVALID, token)
+    }
+  })
+
+  t.test('EC P-256 key: ES256 accepted; HS256 with the public key and RS256 refused', async t => {
+    const { app } = await appWithProbe(t, { AUTH_JWT_SECRET: undefined, AUTH_JWT_PUBLIC_KEY: ec.publicPem })
+    const ok = await app.inject({ url: '/test/caller', headers: bearer(asymmetric('ES256', ec.privateKey)) })
+    t.equal(ok.statusCode, 200)
+    t.equal(ok.json().login, IVANOV.login)
+    for (const token of [hs256(claimsFor(), ec.publicPem), asymmetric('RS256', rsa.privateKey), unsigned()]) {
+      assertRefused(t, await app.inject({ url: PROFILE, headers: bearer(token) }), INVALID, token)
+    }
+  })
+})
+
+t.test('verificationKey picks one algorithm from the key and refuses unusable keys', async t => {
+  t.same(verificationKey({ AUTH_JWT_SECRET: JWT_SECRET }), { key: JWT_SECRET, algorithm: 'HS256' })
+  t.equal(verificationKey({ AUTH_JWT_PUBLIC_KEY: keyPair('rsa').publicPem }).algorithm, 'RS256')
+  t.equal(verificationKey({ AUTH_JWT_PUBLIC_KEY: keyPair('ec').publicPem }).algorithm, 'ES256')
+  const pem = (pair: { publicKey: { export (o: object): string | Buffer } }) => pair.publicKey.export({ type: 'spki', format: 'pem' }).toString()
+  t.throws(() => verificationKey({ AUTH_JWT_PUBLIC_KEY: '-----BEGIN PUBLIC KEY-----\nnope\n-----END PUBLIC KEY-----' }), /not a readable public key/)
+  t.throws(() => verificationKey({ AUTH_JWT_PUBLIC_KEY: pem(generateKeyPairSync('ec', { namedCurve: 'P-384' })) }), /RSA .* or P-256/)
+  t.throws(() => verificationKey({ AUTH_JWT_PUBLIC_KEY: pem(generateKeyPairSync('rsa', { modulusLength: 1024 })) }), /2048 bits/)
+  t.throws(() => verificationKey({ AUTH_JWT_PUBLIC_KEY: pem(generateKeyPairSync('ed25519')) }), /RSA .* or P-256/)
+})
