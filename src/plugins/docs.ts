@@ -1,5 +1,84 @@
-// STUB: replaced by the docs work (issue 3 item 6).
+// The OpenAPI 3.1 document, generated from the route schemas, and Swagger UI at /docs (with the
+// document at /docs/json and /docs/yaml). Components take the names of the schemas' `$id`s.
 import fp from 'fastify-plugin'
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import type { FastifyError } from 'fastify'
+import { ErrorBody } from '../../schemas/errors.ts'
+import pkg from '../../package.json' with { type: 'json' }
 import type { Config } from '../config.ts'
+import { toErrorBody } from './errors.ts'
+import { ref } from './shared-schemas.ts'
 
-export default fp<{ config: Config }>(async function docs () {}, { name: 'docs' })
+export const DOCS_PREFIX = '/docs'
+
+export const openapiInfo = {
+  title: 'Dealer profile BFF',
+  version: pkg.version,
+  description: [
+    pkg.description,
+    'Every error answer has the same body (`ErrorBody`) with a stable upper-snake `code`. Every answer ' +
+      'carries an `x-request-id` header: the caller\'s own when it is well formed, a fresh one otherwise.'
+  ].join('\n\n')
+}
+
+interface ResponseHeader { type: 'string', description: string, examples?: string[] }
+
+/**
+ * A documented error response: the shared ErrorBody with one named example per error, each built by the
+ * error handler's own mapping so the example is exactly what a client receives.
+ */
+export function errorResponse (description: string, errors: FastifyError[], headers?: Record<string, ResponseHeader>) {
+  const examples = Object.fromEntries(errors.map(error => {
+    const value = toErrorBody(error)
+    return [value.code, { summary: value.message, value }]
+  }))
+  return {
+    description,
+    ...(headers === undefined ? {} : { headers }),
+    content: { 'application/json': { schema: ref(ErrorBody), examples } }
+  }
+}
+
+export default fp<{ config: Config }>(async function docs (fastify) {
+  await fastify.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: openapiInfo,
+      // Relative: the document describes whichever host serves it.
+      servers: [{ url: '/', description: 'The service that serves this document' }],
+      tags: [
+        { name: 'profile', description: "The mobile app's client profile, for the client named by the bearer token." },
+        { name: 'console', description: 'The operators\' request console over the upstream operations.' },
+        { name: 'health', description: 'Liveness and readiness for the orchestrator.' }
+      ],
+      components: {
+        securitySchemes: {
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description: 'A JWT with claims `sub` (the client\'s uid_client), `login` and `vendor`, and an `exp`.'
+          },
+          consoleKey: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'x-console-key',
+            description: 'The operators\' console key (`CONSOLE_API_KEY`).'
+          }
+        }
+      }
+    },
+    // Shared schemas become components named by their `$id`, not def-0, def-1...
+    refResolver: {
+      buildLocalReference (json, _baseUri, _fragment, i) {
+        return typeof json.$id === 'string' ? json.$id : `def-${i}`
+      }
+    }
+  })
+
+  await fastify.register(swaggerUi, {
+    routePrefix: DOCS_PREFIX,
+    uiConfig: { deepLinking: true, persistAuthorization: false, displayRequestDuration: true }
+  })
+}, { name: 'docs', dependencies: ['shared-schemas'] })
