@@ -1,9 +1,173 @@
-// STUB: replaced by the console work (issue 3 item 4).
-import type { TSchema } from 'typebox'
+// POST /request-console (design.md section 5): an operator runs one upstream operation of the registry
+// and sees the whole exchange. An upstream error status is data here; only an exchange that got no
+// answer at all (timeout, unreachable, refused redirect) is an error of the console.
+import { createHash, timingSafeEqual } from 'node:crypto'
+import type { FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { TSchema } from 'typebox'
+import { Compile } from 'typebox/compile'
+import { ConsoleAnswer, ConsoleRequest, consoleRequestVariants } from '../../schemas/console.ts'
 import type { Config } from '../config.ts'
+import {
+  BadRequestError, InternalError, PayloadTooLargeError, UnauthorizedError, UnsupportedMediaTypeError,
+  UpstreamBadResponseError, UpstreamTimeoutError, UpstreamUnavailableError
+} from '../errors.ts'
+import { errorResponse } from '../plugins/docs.ts'
+import { ref } from '../plugins/shared-schemas.ts'
+import type { Exchange } from '../upstream/client.ts'
+import { operationNames } from '../upstream/operations.ts'
+import { pickTracingHeaders } from '../upstream/tracing.ts'
 
-export const consoleSchemas: TSchema[] = []
+export const consoleSchemas: TSchema[] = [ConsoleRequest, ConsoleAnswer]
 
-const consoleRoute: FastifyPluginAsyncTypebox<{ config: Config }> = async () => {}
+export const CONSOLE_BODY_LIMIT = 16 * 1024
+export const CONSOLE_KEY_HEADER = 'x-console-key'
+// No registered scheme exists for an API key header; the challenge names the header to send.
+export const CONSOLE_CHALLENGE = `${CONSOLE_KEY_HEADER} realm="request-console"`
+
+const sha256 = (value: string) => createHash('sha256').update(value).digest()
+
+/**
+ * A constant-time check of the console key: both sides are hashed first, so the comparison runs over
+ * equal lengths and neither the key's length nor its prefix leaks through timing.
+ */
+export function consoleKeyCheck (expected: string): (presented: unknown) => boolean {
+  const want = sha256(expected)
+  return presented => typeof presented === 'string' && timingSafeEqual(sha256(presented), want)
+}
+
+type ValidationResult = { value: unknown } | { error: FastifySchemaValidationError[] }
+
+/**
+ * Validates the body against the union, and when it fails explains it against the one variant the
+ * caller meant (by `operation`), so the message names the bad field instead of every variant's misses.
+ */
+export function consoleRequestValidator (): (value: unknown) => ValidationResult {
+  const whole = Compile(ConsoleRequest)
+  const byOperation = new Map(operationNames.map((name, i) => [name as string, Compile(consoleRequestVariants[i]!)]))
+  return value => {
+    if (whole.Check(value)) return { value }
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      return { error: [problem('', 'type', 'must be an object with operation and params')] }
+    }
+    const operation = (value as { operation?: unknown }).operation
+    const variant = typeof operation === 'string' ? byOperation.get(operation) : undefined
+    if (variant === undefined) {
+      return { error: [problem('/operation', 'enum', `must be one of ${operationNames.join(', ')}`)] }
+    }
+    return { error: readable(variant.Errors(value)) }
+  }
+}
+
+function problem (instancePath: string, keyword: string, message: string): FastifySchemaValidationError {
+  return { instancePath, keyword, message, schemaPath: '#', params: {} }
+}
+
+const pointerToken = (name: string) => name.replaceAll('~', '~0').replaceAll('/', '~1')
+
+/** One error per extra property, at its own path, instead of TypeBox's pair of generic ones. */
+function readable (errors: FastifySchemaValidationError[]): FastifySchemaValidationError[] {
+  const out: FastifySchemaValidationError[] = []
+  for (const error of errors) {
+    if (error.keyword === 'boolean' && error.schemaPath.endsWith('/additionalProperties')) continue
+    if (error.keyword === 'additionalProperties') {
+      const extra = (error.params as { additionalProperties?: string[] }).additionalProperties ?? []
+      for (const name of extra) out.push(problem(`${error.instancePath}/${pointerToken(name)}`, 'additionalProperties', 'is not allowed'))
+      continue
+    }
+    out.push(error)
+  }
+  return out
+}
+
+/** Replaces every configured secret in a value as received, so no key can reach the answer. */
+export function redactSecrets (value: unknown, secrets: readonly string[]): unknown {
+  if (typeof value === 'string') {
+    return secrets.reduce((text, secret) => text.replaceAll(secret, '[redacted]'), value)
+  }
+  if (Array.isArray(value)) return value.map(item => redactSecrets(item, secrets))
+  if (typeof value === 'object' && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) =>
+      [redactSecrets(key, secrets) as string, redactSecrets(item, secrets)]))
+  }
+  return value
+}
+
+function toAnswer (exchange: Exchange, secrets: readonly string[]): ConsoleAnswer {
+  return {
+    operation: exchange.operation,
+    status: exchange.status,
+    redirects: exchange.redirects.map(hop => ({ status: hop.status, location: redactSecrets(hop.location, secrets) as string })),
+    duration_ms: exchange.duration_ms,
+    contract: { valid: exchange.contract.valid, errors: exchange.contract.errors.map(e => ({ path: e.path, message: e.message })) },
+    body: redactSecrets(exchange.body, secrets)
+  }
+}
+
+const UNAUTHORIZED = `Send the console key in the ${CONSOLE_KEY_HEADER} header`
+// Documentation examples of the error answers.
+const BAD_PARAMS = 'body/params/uid_client must match format "uuid"'
+const EXAMPLE_OPERATION = operationNames[0]!
+
+const consoleRoute: FastifyPluginAsyncTypebox<{ config: Config }> = async (fastify, { config }) => {
+  const consoleKey = config.CONSOLE_API_KEY
+  // Unset: the console does not exist, and the caller meets the same 404 as for any unknown route.
+  if (consoleKey === undefined) return
+
+  const keyMatches = consoleKeyCheck(consoleKey)
+  const secrets = [config.PASSPORT_API_KEY, config.DEALER_API_KEY, consoleKey].filter(s => s.length > 0)
+  const validate = consoleRequestValidator()
+  // JSON only: without this, Fastify's text/plain parser would turn a text body into a 400, not a 415.
+  fastify.removeContentTypeParser('text/plain')
+
+  // On request, before the body is read: an unauthenticated caller costs no parsing.
+  async function requireConsoleKey (request: FastifyRequest, reply: FastifyReply) {
+    if (keyMatches(request.headers[CONSOLE_KEY_HEADER])) return
+    reply.header('www-authenticate', CONSOLE_CHALLENGE)
+    throw new UnauthorizedError(UNAUTHORIZED)
+  }
+
+  fastify.post('/request-console', {
+    bodyLimit: CONSOLE_BODY_LIMIT,
+    onRequest: requireConsoleKey,
+    validatorCompiler: () => validate,
+    schema: {
+      operationId: 'runConsoleOperation',
+      tags: ['console'],
+      summary: 'Run one upstream operation and show the exchange',
+      description: [
+        'For operators: runs one operation of the upstream registry with the given params through the same',
+        'client the profile uses, and answers the whole exchange: final status, redirects followed, duration,',
+        'the contract check with the path of each violation, and the body as received. An upstream error status',
+        'is data here (a 200 answer with that `status`); only an exchange that got no answer is an error.',
+        'Opened by `x-console-key`; a mobile bearer token does not open it. Answers 404 when the service has',
+        'no console key configured.'
+      ].join(' '),
+      security: [{ consoleKey: [] }],
+      body: ref(ConsoleRequest),
+      response: {
+        200: ref(ConsoleAnswer),
+        400: errorResponse('The body is not a console request: unknown operation, bad or extra field, or not JSON.',
+          [new BadRequestError(BAD_PARAMS)]),
+        401: errorResponse('No console key, or a wrong one.', [new UnauthorizedError(UNAUTHORIZED)],
+          { 'www-authenticate': { type: 'string', description: 'Names the header to send.', examples: [CONSOLE_CHALLENGE] } }),
+        413: errorResponse(`The body is larger than ${CONSOLE_BODY_LIMIT / 1024} KiB.`, [new PayloadTooLargeError()]),
+        415: errorResponse('The body is not application/json.', [new UnsupportedMediaTypeError()]),
+        500: errorResponse('An unexpected failure of the service; the request id finds it in the logs.', [new InternalError()]),
+        502: errorResponse('The upstream redirected where the key may not go (another origin, a loop) or its answer was too large to read.',
+          [new UpstreamBadResponseError(EXAMPLE_OPERATION)]),
+        503: errorResponse('The upstream could not be reached.', [new UpstreamUnavailableError(EXAMPLE_OPERATION)]),
+        504: errorResponse('The upstream did not answer in time.', [new UpstreamTimeoutError(EXAMPLE_OPERATION)])
+      }
+    }
+  }, async (request) => {
+    const { operation, params } = request.body
+    const exchange = await fastify.upstream.exchange(operation, params, {
+      headers: { ...pickTracingHeaders(request.headers), 'x-request-id': request.id }
+    })
+    request.log.info({ operation, status: exchange.status, outcome: exchange.outcome, duration_ms: exchange.duration_ms }, 'console exchange')
+    return toAnswer(exchange, secrets)
+  })
+}
+
 export default consoleRoute
