@@ -1,0 +1,33 @@
+// Which inbound headers may travel upstream: the six tracing headers, and only bounded values of them.
+import t from 'tap'
+import { pickTracingHeaders, TRACING_HEADERS } from '../../src/upstream/tracing.ts'
+
+t.test('picks the tracing headers and nothing else', async t => {
+  const picked = pickTracingHeaders({
+    authorization: 'Bearer token',
+    cookie: 'session=1',
+    'x-authorization': 'key',
+    host: 'bff.example.ru',
+    baggage: 'b=1',
+    traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+    tracestate: 'rojo=1',
+    'sentry-trace': '4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-1',
+    'x-trace-id': 'trace-1',
+    'x-request-id': 'req-1'
+  })
+
+  t.strictSame(Object.keys(picked).sort(), [...TRACING_HEADERS].sort())
+  t.equal(picked.traceparent, '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')
+})
+
+t.test('a repeated header is joined as one list, as HTTP allows', async t => {
+  t.strictSame(pickTracingHeaders({ baggage: ['a=1', 'b=2'] }), { baggage: 'a=1,b=2' })
+})
+
+t.test('an oversized value is dropped, not sent upstream', async t => {
+  t.strictSame(pickTracingHeaders({ baggage: 'a'.repeat(8193), 'x-request-id': 'req-1' }), { 'x-request-id': 'req-1' })
+})
+
+t.test('no tracing headers, nothing picked', async t => {
+  t.strictSame(pickTracingHeaders({}), {})
+})
