@@ -3,11 +3,15 @@ import { Type } from 'typebox'
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ServiceUnavailableError } from '../errors.ts'
+import { errorResponse } from '../plugins/docs.ts'
+import { ref } from '../plugins/shared-schemas.ts'
 
 const Live = Type.Object({ status: Type.Literal('ok') }, { $id: 'HealthLive', description: 'The process is up.' })
 const Ready = Type.Object({ status: Type.Literal('ready') }, { $id: 'HealthReady', description: 'Configured and able to serve.' })
 
 export const healthSchemas = [Live, Ready]
+
+const SHUTTING_DOWN = 'The service is shutting down'
 
 const health: FastifyPluginAsyncTypebox = async (fastify) => {
   // Set when shutdown starts, so the balancer stops sending traffic while in-flight requests finish.
@@ -16,15 +20,24 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.addHook('preClose', async () => { closing = true })
 
   fastify.get('/health/live', {
-    schema: { tags: ['health'], summary: 'Liveness: the process is up', response: { 200: Live } },
+    schema: { operationId: 'getLiveness', tags: ['health'], summary: 'Liveness: the process is up', security: [], response: { 200: ref(Live) } },
     logLevel: 'warn'
   }, async () => ({ status: 'ok' as const }))
 
   fastify.get('/health/ready', {
-    schema: { tags: ['health'], summary: 'Readiness: configured and able to serve', response: { 200: Ready } },
+    schema: {
+      operationId: 'getReadiness',
+      tags: ['health'],
+      summary: 'Readiness: configured and able to serve',
+      security: [],
+      response: {
+        200: ref(Ready),
+        503: errorResponse('Shutting down: the balancer should stop sending traffic.', [new ServiceUnavailableError(SHUTTING_DOWN)])
+      }
+    },
     logLevel: 'warn'
   }, async () => {
-    if (closing) throw new ServiceUnavailableError('The service is shutting down')
+    if (closing) throw new ServiceUnavailableError(SHUTTING_DOWN)
     return { status: 'ready' as const }
   })
 }
