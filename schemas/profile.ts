@@ -1,0 +1,74 @@
+// The front Profile (design.md section 4), built from the upstream contracts so no field is stated twice.
+// Fastify serializes the answer with this schema: a field the upstream adds and the contract does not
+// name never reaches the app.
+import { Type, type Static } from 'typebox'
+import { Nullable, Uuid } from './common.ts'
+import { Contractor, DiscountData } from './dealer.ts'
+import * as example from './fixtures.ts'
+import { BreadcrumbData, breadcrumbFields, Client } from './passport.ts'
+
+/** The fixture breadcrumb as the front sends it: its `data` text decoded. */
+function decoded ({ data, ...fields }: typeof example.breadcrumb) {
+  return { ...fields, data: JSON.parse(data) as typeof example.breadcrumbData }
+}
+
+export const ProfileBreadcrumb = Type.Object({
+  ...breadcrumbFields,
+  data: Nullable(BreadcrumbData)
+}, {
+  $id: 'ProfileBreadcrumb',
+  description: 'A viewed or favourite car with its `data` decoded. `data` is null when the upstream text is ' +
+    'not valid JSON or not a BreadcrumbData; the item itself is always kept.',
+  examples: [decoded(example.breadcrumb)]
+})
+
+/** The sections that can be missing from a profile, in the order `degraded` lists them. */
+export const degradableSections = ['discount', 'contractor'] as const
+
+export const DegradedSection = Type.Enum(degradableSections, {
+  description: 'A profile section that could not be loaded.'
+})
+
+export const Profile = Type.Object({
+  uid_client: Uuid,
+  client: Client,
+  catalog_cars_view: Type.Array(ProfileBreadcrumb, { description: 'Viewed cars, in the upstream order (newest record first).' }),
+  catalog_cars_favourites: Type.Array(ProfileBreadcrumb, { description: 'Favourite cars, in the upstream order (newest record first).' }),
+  discount: Nullable(DiscountData),
+  contractor: Nullable(Contractor),
+  degraded: Type.Array(DegradedSection, {
+    uniqueItems: true,
+    description: 'Sections whose dealer lookup failed (error, timeout or a broken answer); each is null. ' +
+      'The same names come in the `x-degraded` header as a comma list; the header is absent when this list is empty. ' +
+      'A null section that is not listed here is an answer, not a failure: `discount` is null when the client ' +
+      'has no bonuses, `contractor` when the dealer has no contractor record of the client.'
+  })
+}, {
+  $id: 'Profile',
+  additionalProperties: false,
+  description: "The caller's profile: the passport client and its cars, with the dealer's discount and contractor record.",
+  examples: [
+    {
+      uid_client: example.IVANOV.uid_client,
+      client: example.client,
+      catalog_cars_view: example.catalogCarsView.map(decoded),
+      catalog_cars_favourites: example.catalogCarsFavourites.map(decoded),
+      discount: example.discountWithBonuses.data,
+      contractor: example.contractor,
+      degraded: []
+    },
+    {
+      uid_client: example.IVANOV.uid_client,
+      client: example.client,
+      catalog_cars_view: example.catalogCarsView.map(decoded),
+      catalog_cars_favourites: example.catalogCarsFavourites.map(decoded),
+      discount: null,
+      contractor: null,
+      degraded: ['contractor']
+    }
+  ]
+})
+
+export type ProfileBreadcrumb = Static<typeof ProfileBreadcrumb>
+export type DegradedSection = Static<typeof DegradedSection>
+export type Profile = Static<typeof Profile>
