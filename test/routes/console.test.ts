@@ -4,7 +4,8 @@
 import t from 'tap'
 import type { LightMyRequestResponse } from 'fastify'
 import * as fx from '../../schemas/fixtures.ts'
-import type { OperationName } from '../../src/upstream/operations.ts'
+import { consoleRequestVariants } from '../../schemas/console.ts'
+import { operationNames, type OperationName } from '../../src/upstream/operations.ts'
 import { buildTestApp, CONSOLE_KEY, DEALER_KEY, PASSPORT_KEY, type TestApp } from '../helpers/build-app.ts'
 import { bearer, hs256 } from '../helpers/tokens.ts'
 
@@ -263,4 +264,14 @@ t.test('transport limits: 16 KiB body, JSON only', async t => {
     const res = await send(t, up, JSON.stringify(runOp(discount)), { 'x-console-key': CONSOLE_KEY, 'content-type': type })
     errorBody(t, res, 415, 'UNSUPPORTED_MEDIA_TYPE')
   }
+})
+
+t.test('the request union is the registry: one closed variant per operation', async t => {
+  t.equal(consoleRequestVariants.length, operationNames.length)
+  operationNames.forEach((name, i) => {
+    const variant = consoleRequestVariants[i] as unknown as { additionalProperties?: boolean, properties: { operation: { const: string }, params: { additionalProperties?: boolean } } }
+    t.equal(variant.properties.operation.const, name)
+    t.equal(variant.additionalProperties, false, `${name} accepts no other property`)
+    t.equal(variant.properties.params.additionalProperties, false, `${name} params accept no other property`)
+  })
 })
