@@ -1,6 +1,9 @@
 // Environment -> typed, validated Config. The schema is the only statement of the variables, their
 // types and defaults; every bad variable is named at once so an operator fixes them in one go.
 import envSchema from 'env-schema'
+import { readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { parseEnv } from 'node:util'
 import { Type, type Static } from 'typebox'
 
 const Millis = (fallback: number, description: string) =>
@@ -50,23 +53,46 @@ function describe (error: AjvError): string {
   return `${name} ${error.message ?? 'is invalid'}`
 }
 
+// env-schema sets `additionalProperties: false` on the schema it is given; it gets its own copy so the
+// exported schema stays as written for everyone else.
+const validated = { ...ConfigSchema }
+
+export interface LoadConfigOptions {
+  /** Read `.env` from the working directory (true) or the file at `path` first; set variables win. */
+  dotenv?: boolean | { path: string }
+}
+
+/** The variables of an env file; none when there is no file. */
+function readEnvFile (path: string): Record<string, string | undefined> {
+  try {
+    return parseEnv(readFileSync(resolve(path), 'utf8'))
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {}
+    throw err
+  }
+}
+
 /**
  * Reads and validates the configuration. `env` is process.env for `npm start`; `dotenv` reads `.env`
- * from the working directory first, when present. Never prints a value: only variable names.
+ * first, when present, and `env` overrides it. An empty variable counts as unset (`PORT=` would
+ * otherwise be coerced to 0, a random port). Never prints a value: only variable names.
  */
-export function loadConfig (env: Record<string, string | undefined> = process.env, { dotenv = false } = {}): Config {
+export function loadConfig (env: Record<string, string | undefined> = process.env, { dotenv = false }: LoadConfigOptions = {}): Config {
+  const file = dotenv === false ? {} : readEnvFile(dotenv === true ? '.env' : dotenv.path)
+  // One merged view, so every check below (the one-of rule too) sees the variables of the file.
+  const data = Object.fromEntries(Object.entries({ ...file, ...env }).filter(([, value]) => value !== undefined && value !== ''))
   const problems: string[] = []
   let config: Config | undefined
   try {
-    config = envSchema<Config>({ schema: ConfigSchema, data: env, env: false, dotenv })
+    config = envSchema<Config>({ schema: validated, data, env: false, dotenv: false })
   } catch (err) {
     const errors = (err as { errors?: AjvError[] }).errors
     if (!errors) throw err
     // anyOf reports once per branch; one line per variable is what an operator needs.
     problems.push(...new Set(errors.filter(e => e.keyword !== 'const').map(describe)))
   }
-  const secret = config?.AUTH_JWT_SECRET ?? env.AUTH_JWT_SECRET
-  const publicKey = config?.AUTH_JWT_PUBLIC_KEY ?? env.AUTH_JWT_PUBLIC_KEY
+  const secret = data.AUTH_JWT_SECRET
+  const publicKey = data.AUTH_JWT_PUBLIC_KEY
   if (secret === undefined && publicKey === undefined) problems.push('AUTH_JWT_SECRET or AUTH_JWT_PUBLIC_KEY is required')
   if (secret !== undefined && publicKey !== undefined) problems.push('set only one of AUTH_JWT_SECRET and AUTH_JWT_PUBLIC_KEY')
   if (problems.length > 0 || config === undefined) throw new ConfigError(problems)

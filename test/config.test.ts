@@ -1,0 +1,188 @@
+// Configuration: defaults, one error naming every bad variable (and never a value), the JWT key
+// one-of rule, and `.env` (design.md section 2).
+import t from 'tap'
+import { join } from 'node:path'
+import { inspect } from 'node:util'
+import { ConfigError, ConfigSchema, loadConfig } from '../src/config.ts'
+
+const SECRET = 'hs256-secret-for-tests-0123456789abcdef'
+const PUBLIC_KEY = '-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE0000000000000000000000000000\n-----END PUBLIC KEY-----\n'
+
+const required = {
+  UPSTREAM_URL: 'https://dealer-upstream.example.ru',
+  PASSPORT_API_KEY: '6B0D7E1A-3F2C-4C2F-9A8E-5F3B2D1C0A9E',
+  DEALER_API_KEY: 'E4C9A2F7-8B6D-4B1D-8E6A-3C5F7A9B1D2E',
+  AUTH_JWT_SECRET: SECRET
+}
+
+type Test = Parameters<Parameters<typeof t.test>[0]>[0]
+
+/** The ConfigError a load throws; fails the test when it does not throw one. */
+function configError (t: Test, load: () => unknown): ConfigError {
+  try {
+    load()
+  } catch (error) {
+    if (error instanceof ConfigError) return error
+    throw error
+  }
+  t.fail('expected a ConfigError')
+  throw new Error('no ConfigError')
+}
+
+t.test('defaults fill what is left out, numbers are numbers', async t => {
+  const config = loadConfig({ ...required, PORT: '8080', PATH: '/usr/bin', HOME: '/root' })
+
+  t.strictSame(config, {
+    ...required,
+    HOST: '0.0.0.0',
+    PORT: 8080,
+    UPSTREAM_TIMEOUT_MS: 5000,
+    PROFILE_TIMEOUT_MS: 8000,
+    UPSTREAM_MAX_BODY_BYTES: 1024 * 1024,
+    UPSTREAM_CONNECTIONS: 128,
+    RATE_LIMIT_PROFILE_PER_MINUTE: 120,
+    RATE_LIMIT_CONSOLE_PER_MINUTE: 30,
+    LOG_LEVEL: 'info'
+  }, 'unrelated variables such as PATH are not part of the config')
+  t.notOk('CONSOLE_API_KEY' in config, 'the console stays closed unless its key is set')
+})
+
+t.test('every variable set is read', async t => {
+  const config = loadConfig({
+    ...required,
+    HOST: '127.0.0.1',
+    CONSOLE_API_KEY: 'console-key-0123456789',
+    UPSTREAM_TIMEOUT_MS: '3000',
+    PROFILE_TIMEOUT_MS: '7000',
+    RATE_LIMIT_PROFILE_PER_MINUTE: '60',
+    RATE_LIMIT_CONSOLE_PER_MINUTE: '10',
+    LOG_LEVEL: 'warn'
+  })
+  t.equal(config.HOST, '127.0.0.1')
+  t.equal(config.CONSOLE_API_KEY, 'console-key-0123456789')
+  t.equal(config.UPSTREAM_TIMEOUT_MS, 3000)
+  t.equal(config.PROFILE_TIMEOUT_MS, 7000)
+  t.equal(config.RATE_LIMIT_PROFILE_PER_MINUTE, 60)
+  t.equal(config.RATE_LIMIT_CONSOLE_PER_MINUTE, 10)
+  t.equal(config.LOG_LEVEL, 'warn')
+})
+
+// Each bad value is unique, so the test can prove none of them is ever printed.
+const bad = {
+  PORT: 'port-value-x1',
+  UPSTREAM_URL: 'ftp://upstream-value-x2.example',
+  LOG_LEVEL: 'loglevel-value-x3',
+  UPSTREAM_TIMEOUT_MS: '-4',
+  PROFILE_TIMEOUT_MS: '9999999',
+  RATE_LIMIT_PROFILE_PER_MINUTE: '1.5',
+  RATE_LIMIT_CONSOLE_PER_MINUTE: 'ratelimit-value-x7',
+  CONSOLE_API_KEY: 'short-key-x8',
+  AUTH_JWT_SECRET: 'short-secret-x9'
+}
+
+t.test('one error names every bad variable, once each', async t => {
+  const error = configError(t, () => loadConfig(bad))
+
+  const names = [...Object.keys(bad), 'PASSPORT_API_KEY', 'DEALER_API_KEY']
+  t.equal(error.problems.length, names.length, 'one line per variable')
+  for (const name of names) {
+    t.equal(error.problems.filter(problem => problem.startsWith(`${name} `)).length, 1, name)
+    t.match(error.message, name)
+  }
+  t.ok(error.problems.includes('PASSPORT_API_KEY is required'))
+})
+
+t.test('no value is ever printed, good or bad', async t => {
+  const env = { ...required, ...bad, AUTH_JWT_SECRET: SECRET, AUTH_JWT_PUBLIC_KEY: PUBLIC_KEY }
+  const error = configError(t, () => loadConfig(env))
+
+  const texts = [error.message, JSON.stringify(error), inspect(error), ...error.problems]
+  for (const value of Object.values(env)) {
+    t.notOk(texts.some(text => text.includes(value)), `${value.slice(0, 24)}... is not printed`)
+  }
+})
+
+t.test('exactly one of AUTH_JWT_SECRET and AUTH_JWT_PUBLIC_KEY', async t => {
+  const { AUTH_JWT_SECRET: _secret, ...withoutKey } = required
+
+  const neither = configError(t, () => loadConfig(withoutKey))
+  t.strictSame(neither.problems, ['AUTH_JWT_SECRET or AUTH_JWT_PUBLIC_KEY is required'])
+
+  const both = configError(t, () => loadConfig({ ...required, AUTH_JWT_PUBLIC_KEY: PUBLIC_KEY }))
+  t.strictSame(both.problems, ['set only one of AUTH_JWT_SECRET and AUTH_JWT_PUBLIC_KEY'])
+
+  t.equal(loadConfig(required).AUTH_JWT_SECRET, SECRET)
+  const withPublicKey = loadConfig({ ...withoutKey, AUTH_JWT_PUBLIC_KEY: PUBLIC_KEY })
+  t.equal(withPublicKey.AUTH_JWT_PUBLIC_KEY, PUBLIC_KEY)
+  t.notOk('AUTH_JWT_SECRET' in withPublicKey)
+
+  const notPem = configError(t, () => loadConfig({ ...withoutKey, AUTH_JWT_PUBLIC_KEY: 'not a pem' }))
+  t.strictSame(notPem.problems, ['AUTH_JWT_PUBLIC_KEY has an invalid value'])
+})
+
+t.test('UPSTREAM_URL is an http(s) base URL without a query', async t => {
+  for (const url of ['http://127.0.0.1:8080', 'https://api.dealer.example.ru/base/']) {
+    t.equal(loadConfig({ ...required, UPSTREAM_URL: url }).UPSTREAM_URL, url)
+  }
+  for (const url of ['dealer.example.ru', 'ftp://dealer.example.ru', 'https://dealer.example.ru/?x=1', 'https://']) {
+    t.strictSame(configError(t, () => loadConfig({ ...required, UPSTREAM_URL: url })).problems, ['UPSTREAM_URL has an invalid value'], url)
+  }
+})
+
+t.test('an empty variable counts as unset', async t => {
+  const config = loadConfig({ ...required, PORT: '', CONSOLE_API_KEY: '', AUTH_JWT_PUBLIC_KEY: '' })
+  t.equal(config.PORT, 3000, 'not coerced to port 0')
+  t.notOk('CONSOLE_API_KEY' in config)
+  t.notOk('AUTH_JWT_PUBLIC_KEY' in config)
+
+  const error = configError(t, () => loadConfig({ ...required, DEALER_API_KEY: '' }))
+  t.strictSame(error.problems, ['DEALER_API_KEY is required'])
+})
+
+t.test('.env is read when asked, and the environment wins over it', async t => {
+  const dir = t.testdir({
+    '.env': [
+      '# written by the operator',
+      `UPSTREAM_URL=${required.UPSTREAM_URL}`,
+      `PASSPORT_API_KEY=${required.PASSPORT_API_KEY}`,
+      `DEALER_API_KEY=${required.DEALER_API_KEY}`,
+      `AUTH_JWT_SECRET="${SECRET}"`,
+      'PORT=4000',
+      'LOG_LEVEL=debug'
+    ].join('\n')
+  })
+  const path = join(dir, '.env')
+
+  const config = loadConfig({ LOG_LEVEL: 'error' }, { dotenv: { path } })
+  t.equal(config.PASSPORT_API_KEY, required.PASSPORT_API_KEY)
+  t.equal(config.AUTH_JWT_SECRET, SECRET)
+  t.equal(config.PORT, 4000)
+  t.equal(config.LOG_LEVEL, 'error', 'a set variable overrides the file')
+
+  t.throws(() => loadConfig({}), ConfigError, 'not read unless asked')
+
+  const cwd = process.cwd()
+  process.chdir(dir)
+  t.teardown(() => process.chdir(cwd))
+  t.equal(loadConfig({}, { dotenv: true }).PORT, 4000, 'dotenv: true reads ./.env')
+
+  // The one-of rule sees the file too: a bad PORT is the only problem.
+  const error = configError(t, () => loadConfig({ PORT: 'not-a-port' }, { dotenv: true }))
+  t.strictSame(error.problems, ['PORT must be integer'])
+})
+
+t.test('a missing .env is no error', async t => {
+  const dir = t.testdir({})
+  t.equal(loadConfig(required, { dotenv: { path: join(dir, '.env') } }).PORT, 3000)
+})
+
+t.test('loading leaves the exported schema as written', async t => {
+  loadConfig(required)
+  t.notOk('additionalProperties' in ConfigSchema)
+})
+
+t.test('the bad-variable message is what an operator reads', async t => {
+  const error = configError(t, () => loadConfig({ ...required, PORT: '70000' }))
+  t.equal(error.name, 'ConfigError')
+  t.equal(error.message, 'Invalid configuration:\n  - PORT must be <= 65535')
+})
