@@ -2,7 +2,7 @@
 // Refusals are checked on the real profile route (no upstream interceptor is set, so any upstream call
 // would fail the test); acceptances on a probe route that echoes request.caller.
 import { createHmac, generateKeyPairSync } from 'node:crypto'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { IVANOV } from '../../schemas/fixtures.ts'
 import { callerOf, verificationKey } from '../../src/plugins/auth.ts'
 import { buildTestApp, JWT_SECRET } from '../helpers/build-app.ts'
@@ -11,7 +11,7 @@ import { asymmetric, bearer, claimsFor, hs256, inSeconds, keyPair, unsigned, typ
 const PROFILE = '/api/users/profile'
 
 /** A test app with a probe route that answers with the authenticated caller. */
-async function appWithProbe (tt: Parameters<typeof buildTestApp>[0], env: Record<string, string | undefined> = {}) {
+async function appWithProbe (tt: Test, env: Record<string, string | undefined> = {}) {
   const built = await buildTestApp(tt, env)
   built.app.get('/test/caller', { onRequest: built.app.authenticate }, async (request) => request.caller)
   tt.teardown(() => built.agent.assertNoPendingInterceptors())
@@ -19,7 +19,7 @@ async function appWithProbe (tt: Parameters<typeof buildTestApp>[0], env: Record
 }
 
 /** The standard 401: body, challenge, request id, and nothing of the token in it. */
-function assertRefused (tt: typeof t, res: { statusCode: number, headers: Record<string, unknown>, body: string }, challenge: string, token?: string) {
+function assertRefused (tt: Test, res: { statusCode: number, headers: Record<string, unknown>, body: string }, challenge: string, token?: string) {
   tt.equal(res.statusCode, 401)
   tt.equal(res.headers['www-authenticate'], challenge)
   tt.ok(res.headers['x-request-id'], 'x-request-id on the refusal')
