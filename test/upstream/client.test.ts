@@ -68,12 +68,12 @@ async function failure (t: Test, promise: Promise<unknown>): Promise<UpstreamErr
 }
 
 function assertNoKey (t: Test, error: UpstreamError) {
-  const { cause, ...own } = error as UpstreamError & { cause?: unknown }
+  // The cause is the transport's own error, kept for logs; what we build must hold no key.
+  const { cause: _cause, ...own } = error as UpstreamError & { cause?: unknown }
   const texts = [error.message, JSON.stringify(own), inspect(own, { depth: 10 }), String(error), error.stack ?? '']
   for (const key of Object.values(KEYS)) {
     t.notOk(texts.some(text => text.includes(key)), 'no key in the error, its serialization or its stack')
   }
-  t.equal(cause === undefined || cause instanceof Error, true)
 }
 
 async function rejects (t: Test, promise: Promise<unknown>, reason: FailureReason, statusCode: number, code: string) {
@@ -296,10 +296,11 @@ t.test('a call cannot extend the client timeout', async t => {
 
 t.test('one deadline covers every hop', async t => {
   const up = mockUpstream(t)
-  up.post(contractor.path).reply(...slashRedirect(contractor.path)).delay(40)
-  up.post(`${contractor.path}/`).reply(200, contractor.answer, { headers: JSON_UTF8 }).delay(40)
+  // Each answer comes well inside the deadline, the two together do not.
+  up.post(contractor.path).reply(...slashRedirect(contractor.path)).delay(50)
+  up.post(`${contractor.path}/`).reply(200, contractor.answer, { headers: JSON_UTF8 }).delay(50)
 
-  const error = await rejects(t, call(up.client, contractor, { timeoutMs: 60 }), 'timeout', 504, 'UPSTREAM_TIMEOUT')
+  const error = await rejects(t, call(up.client, contractor, { timeoutMs: 80 }), 'timeout', 504, 'UPSTREAM_TIMEOUT')
 
   t.strictSame(error.exchange.redirects, [{ status: 307, location: `${contractor.path}/` }])
 })

@@ -138,7 +138,7 @@ t.test('the deadline ends an answer whose body stalls', async t => {
     res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' })
     res.write('{"success":false,')
   })
-  const c = client(t, { baseUrl: up.origin, timeoutMs: 50 })
+  const c = client(t, { baseUrl: up.origin, timeoutMs: 100 })
 
   const error = await reason(c.call('dealer.discount', fx.dealerParams))
 
