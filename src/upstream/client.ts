@@ -2,7 +2,7 @@
 // upstream's rules (upstream-spec.md part 4, design.md section 6) to every operation of the registry.
 import { Agent, type Dispatcher } from 'undici'
 import { compileOperationContracts, type ContractError, type OperationContracts } from './contract.ts'
-import { upstreamError, type FailureReason } from './errors.ts'
+import { isUpstreamError, upstreamError, type FailureReason } from './errors.ts'
 import { elapsed, headerValue, postFollowingRedirects, type Hop, type WireAnswer, type WireRequest } from './exchange.ts'
 import { operations, type KeyName, type NotFoundOf, type OperationName, type ParamsOf, type ResponseOf } from './operations.ts'
 import { pickTracingHeaders, type TracingHeaders } from './tracing.ts'
@@ -18,6 +18,24 @@ export interface UpstreamClientOptions {
   connections?: number
   /** Used instead of an owned Agent (tests pass a MockAgent); the caller closes it. */
   dispatcher?: Dispatcher
+  /** Told of every exchange as it ends (metrics, logs); must not throw. */
+  observer?: UpstreamObserver
+}
+
+/** One ended exchange, as metrics see it: no params, no body, no key. */
+export interface ExchangeEvent {
+  operation: OperationName
+  /** `ok`, `not_found`, or why it failed. */
+  outcome: Outcome | FailureReason
+  /** The final HTTP status, null when no answer arrived. */
+  status: number | null
+  duration_ms: number
+  hops: number
+  contractErrors: ContractError[]
+}
+
+export interface UpstreamObserver {
+  exchange? (event: ExchangeEvent): void
 }
 
 export interface CallOptions {
@@ -48,7 +66,7 @@ export type CallResult<N extends OperationName> =
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i
 
 export function createUpstreamClient (options: UpstreamClientOptions) {
-  const { keys, timeoutMs, maxBodyBytes = 1024 * 1024, maxRedirects = 3 } = options
+  const { keys, timeoutMs, maxBodyBytes = 1024 * 1024, maxRedirects = 3, observer } = options
   const contracts = compileOperationContracts()
   const dispatcher = options.dispatcher ?? new Agent({
     connections: options.connections ?? 128,
@@ -65,6 +83,22 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
   const learned = new Map<OperationName, URL>()
 
   async function exchange<N extends OperationName> (name: N, params: ParamsOf<N>, call: CallOptions = {}): Promise<Exchange> {
+    if (observer?.exchange === undefined) return exchangeOnce(name, params, call)
+    let ex: Exchange
+    try {
+      ex = await exchangeOnce(name, params, call)
+    } catch (error) {
+      if (isUpstreamError(error)) {
+        const { status, redirects, duration_ms: durationMs, contract } = error.exchange
+        observer.exchange({ operation: name, outcome: error.reason, status, duration_ms: durationMs, hops: redirects.length, contractErrors: contract?.errors ?? [] })
+      }
+      throw error
+    }
+    observer.exchange({ operation: name, outcome: ex.outcome, status: ex.status, duration_ms: ex.duration_ms, hops: ex.redirects.length, contractErrors: ex.contract.errors })
+    return ex
+  }
+
+  async function exchangeOnce<N extends OperationName> (name: N, params: ParamsOf<N>, call: CallOptions): Promise<Exchange> {
     const op = operations[name]
     const deadline = AbortSignal.timeout(deadlineMs(call.timeoutMs, timeoutMs))
     const started = performance.now()

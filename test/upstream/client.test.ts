@@ -457,3 +457,32 @@ t.test('an exchange record never holds a key', async t => {
   const text = JSON.stringify(ex) + inspect(ex, { depth: 10 })
   t.notOk(text.includes(KEYS.passport) || text.includes(KEYS.dealer))
 })
+
+t.test('the observer hears every ended exchange: answers, failures and hops, never params or keys', async t => {
+  const events: unknown[] = []
+  const up = mockUpstream(t, { observer: { exchange: event => { events.push(event) } } })
+  up.post(passport.path).reply(...slashRedirect(passport.path))
+  up.post(`${passport.path}/`).reply(200, fx.passportFound, { headers: JSON_UTF8 })
+  up.post(`${passport.path}/`).reply(200, { ...fx.passportFound, uid_client: 'not-a-uuid' }, { headers: JSON_UTF8 })
+  up.post(discount.path).reply(503, 'busy', { headers: { 'content-type': 'text/plain' } })
+  await call(up.client, passport)
+  await exchange(up.client, passport)
+  await call(up.client, discount).catch(() => {})
+  t.match(events, [
+    { operation: 'passport.get_client', outcome: 'ok', status: 200, hops: 1, contractErrors: [] },
+    { operation: 'passport.get_client', outcome: 'contract', status: 200, hops: 0, contractErrors: [{ path: '/uid_client' }] },
+    { operation: 'dealer.discount', outcome: 'status', status: 503, hops: 0 }
+  ])
+  t.equal(events.length, 3, 'one event per exchange')
+  const text = JSON.stringify(events)
+  t.notMatch(text, fx.IVANOV.login, 'no params')
+  for (const key of Object.values(KEYS)) t.notOk(text.includes(key), 'no key')
+})
+
+t.test('the observer hears exchanges that got no answer, with their reason', async t => {
+  const events: Array<{ outcome: string, status: number | null }> = []
+  const up = mockUpstream(t, { timeoutMs: 30, observer: { exchange: event => { events.push(event) } } })
+  up.post(contractor.path).reply(200, fx.contractorResult, { headers: JSON_UTF8 }).delay(200)
+  await call(up.client, contractor).catch(() => {})
+  t.match(events, [{ outcome: 'timeout', status: null }])
+})
