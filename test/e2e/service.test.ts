@@ -8,6 +8,8 @@ import { loadConfig } from '../../src/config.ts'
 import { signToken } from '../../src/auth/sign.ts'
 import { startSandboxUpstream } from '../../src/sandbox/upstream.ts'
 import { ivanov, petrova, unknownClient } from '../../src/sandbox/seed.ts'
+import type { Profile } from '../../schemas/profile.ts'
+import type { ConsoleAnswer } from '../../schemas/console.ts'
 import { CONSOLE_KEY, DEALER_KEY, JWT_SECRET, PASSPORT_KEY } from '../helpers/build-app.ts'
 
 const keys = { passport: PASSPORT_KEY, dealer: DEALER_KEY }
@@ -49,10 +51,10 @@ t.test('a full profile, composed from all three upstream operations', async t =>
   t.equal(res.status, 200)
   t.equal(res.headers.get('x-request-id'), 'e2e-1')
   t.equal(res.headers.get('x-degraded'), null, 'nothing degraded')
-  const profile = await res.json()
+  const profile = await res.json() as Profile
   t.equal(profile.uid_client, ivanov.identity.uid_client)
   t.same(profile.client, ivanov.passport.client)
-  t.same(profile.catalog_cars_view.map((c: { data: unknown }) => c.data),
+  t.same(profile.catalog_cars_view.map(c => c.data),
     ivanov.passport.catalog_cars_view.map(c => JSON.parse(c.data)), 'breadcrumb data decoded, order kept')
   t.equal(profile.discount, null, 'no bonuses is not a failure')
   t.same(profile.contractor, ivanov.contractor.data)
@@ -67,7 +69,7 @@ t.test('a full profile, composed from all three upstream operations', async t =>
 t.test('a client with bonuses gets the dealer discount', async t => {
   const upstream = await sandbox(t)
   const base = await service(t, upstream.url)
-  const profile = await (await fetch(`${base}/api/users/profile`, { headers: bearer(petrova.identity) })).json()
+  const profile = await (await fetch(`${base}/api/users/profile`, { headers: bearer(petrova.identity) })).json() as Profile
   t.same(profile.discount, petrova.discount.data)
   t.equal(profile.client.login, petrova.identity.login)
 })
@@ -104,7 +106,7 @@ t.test('a dealer failure degrades its section and the profile is still served', 
   const res = await fetch(`${base}/api/users/profile`, { headers: bearer(petrova.identity) })
   t.equal(res.status, 200)
   t.equal(res.headers.get('x-degraded'), 'discount')
-  const profile = await res.json()
+  const profile = await res.json() as Profile
   t.same(profile.degraded, ['discount'])
   t.equal(profile.discount, null)
   t.same(profile.contractor, petrova.contractor.data, 'the other section is whole')
@@ -123,7 +125,7 @@ t.test('the console runs each operation and shows the whole exchange', async t =
     const res = await consoleCall(base, c.operation, c.params)
     t.equal(res.status, 200, `${c.operation} answers 200`)
     const text = await res.text()
-    const answer = JSON.parse(text)
+    const answer = JSON.parse(text) as ConsoleAnswer
     t.equal(answer.operation, c.operation)
     t.equal(answer.status, c.status, 'the upstream status is data')
     t.match(answer.body, c.body)
@@ -132,13 +134,13 @@ t.test('the console runs each operation and shows the whole exchange', async t =
     for (const key of [PASSPORT_KEY, DEALER_KEY, CONSOLE_KEY]) t.notOk(text.includes(key), 'no key in the answer')
   }
   // The first call of each operation met the 307; later ones went straight to the learned location.
-  const first = await (await consoleCall(base, 'dealer.discount', { uid_client: ivanov.identity.uid_client })).json()
+  const first = await (await consoleCall(base, 'dealer.discount', { uid_client: ivanov.identity.uid_client })).json() as ConsoleAnswer
   t.same(first.redirects, [], 'learned location: no hop')
 })
 
 t.test('the console shows the 307 hop on the first call of an operation', async t => {
   const upstream = await sandbox(t)
   const base = await service(t, upstream.url)
-  const answer = await (await consoleCall(base, 'dealer.client', { uid_client: ivanov.identity.uid_client })).json()
+  const answer = await (await consoleCall(base, 'dealer.client', { uid_client: ivanov.identity.uid_client })).json() as ConsoleAnswer
   t.same(answer.redirects, [{ status: 307, location: '/bc_api_web_service/client/' }])
 })
