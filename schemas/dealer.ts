@@ -62,7 +62,8 @@ export const Contractor = Type.Object({
   consent_email: Type.String(),
   consent_email_date: Nullable(Type.String()),
   contacts: Type.Array(Contact),
-  last_dealer: Nullable(Type.Object({}, { description: 'Fields not documented.' })),
+  // Its fields are not documented: passed on whole rather than emptied by the serializer.
+  last_dealer: Nullable(Type.Object({}, { additionalProperties: true, description: 'The dealer last seen; fields not documented.' })),
   contact_persons: Type.Array(Type.Unknown(), { description: 'Empty in observation; items not documented.' })
 }, {
   $id: 'Contractor',

@@ -318,3 +318,17 @@ t.test('every answer carries x-request-id, the inbound one when well formed', as
   t.equal(refused.statusCode, 401)
   t.match(refused.headers['x-request-id'], /^[0-9a-f-]{36}$/, 'a fresh id replaces a malformed one')
 })
+
+t.test('undocumented upstream objects are passed on whole: last_dealer and the discount data', async t => {
+  const { app, agent, upstream } = await buildTestApp(t)
+  const lastDealer = { id: 'B1C2D3E4-F5A6-4B7C-8D9E-0F1A2B3C4D5E', name: 'Киа Центр Москва' }
+  fakeUpstream(upstream, {
+    'passport.get_client': ok(fx.passportFound),
+    'dealer.discount': ok(fx.discountWithBonuses),
+    'dealer.client': ok({ ...fx.contractorResult, data: { ...fx.contractor, last_dealer: lastDealer } })
+  })
+  const res = await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })
+  noPending(agent)
+  t.strictSame(res.json().contractor.last_dealer, lastDealer)
+  t.strictSame(res.json().discount, fx.discountWithBonuses.data)
+})
