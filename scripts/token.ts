@@ -1,0 +1,92 @@
+// `npm run token -- --sub UUID --login DIGITS --vendor CODE [--ttl 1h]`: mints a caller token signed
+// with AUTH_JWT_SECRET (from the environment, else from ./.env), for trying a service that runs with
+// that secret against a real upstream. Prints the token and nothing else, so `$(npm run -s token ...)`
+// captures it; every problem goes to stderr with exit code 1, and the secret is never printed.
+import { existsSync, readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { parseArgs, parseEnv } from 'node:util'
+import { MIN_SECRET_LENGTH, parseTtl, signToken, subjectProblems } from '../src/auth/sign.ts'
+
+export const USAGE = `Usage: npm run token -- --sub UUID --login DIGITS --vendor CODE [--ttl 1h]
+
+  --sub     the client's uid_client (a UUID)
+  --login   the client's login (digits only)
+  --vendor  the vendor code the client is registered under (e.g. kia)
+  --ttl     lifetime: 90s, 15m, 1h (default) or 7d, at most 30d
+
+Signs with AUTH_JWT_SECRET from the environment, or from .env in the current directory.`
+
+export interface TokenCliResult { code: number, stdout: string, stderr: string }
+
+export interface TokenCliOptions {
+  /** The variables the process was given (process.env). */
+  env?: Record<string, string | undefined>
+  /** Where .env is looked for; the environment wins over it, as for `npm start`. */
+  cwd?: string
+}
+
+/** The secret from the environment, else from .env; undefined when neither has it. */
+function readSecret (env: Record<string, string | undefined>, cwd: string): string | undefined {
+  if (env.AUTH_JWT_SECRET !== undefined) return env.AUTH_JWT_SECRET
+  const file = resolve(cwd, '.env')
+  if (!existsSync(file)) return undefined
+  return parseEnv(readFileSync(file, 'utf8')).AUTH_JWT_SECRET
+}
+
+const fail = (problems: string[]): TokenCliResult => ({
+  code: 1,
+  stdout: '',
+  stderr: `npm run token: cannot mint a token:\n${problems.map(p => `  - ${p}`).join('\n')}\n\n${USAGE}\n`
+})
+
+/** The whole command as a function of its arguments and environment, so tests need no process. */
+export function runTokenCli (args: string[], { env = process.env, cwd = process.cwd() }: TokenCliOptions = {}): TokenCliResult {
+  let values
+  try {
+    values = parseArgs({
+      args,
+      options: {
+        sub: { type: 'string' },
+        login: { type: 'string' },
+        vendor: { type: 'string' },
+        ttl: { type: 'string', default: '1h' },
+        help: { type: 'boolean', short: 'h' }
+      },
+      strict: true,
+      allowPositionals: false
+    }).values
+  } catch (error) {
+    return fail([(error as Error).message])
+  }
+  if (values.help === true) return { code: 0, stdout: `${USAGE}\n`, stderr: '' }
+
+  const problems: string[] = []
+  const subject = { sub: values.sub, login: values.login, vendor: values.vendor }
+  for (const { claim, message } of subjectProblems(subject)) {
+    problems.push(subject[claim] === undefined ? `--${claim} is required` : `--${claim} ${message}`)
+  }
+  let ttlSeconds = 0
+  try {
+    ttlSeconds = parseTtl(values.ttl)
+  } catch (error) {
+    problems.push(`--ttl ${(error as Error).message}`)
+  }
+  const secret = readSecret(env, cwd)
+  if (secret === undefined || secret === '') {
+    problems.push('AUTH_JWT_SECRET is not set (in the environment or in .env)' +
+      (env.AUTH_JWT_PUBLIC_KEY === undefined ? '' : '; a service verifying with AUTH_JWT_PUBLIC_KEY needs tokens from its own issuer'))
+  } else if (secret.length < MIN_SECRET_LENGTH) {
+    problems.push(`AUTH_JWT_SECRET is shorter than ${MIN_SECRET_LENGTH} characters, so the service refuses it`)
+  }
+  if (problems.length > 0 || secret === undefined) return fail(problems)
+
+  const token = signToken(subject as { sub: string, login: string, vendor: string }, secret, { ttlSeconds })
+  return { code: 0, stdout: `${token}\n`, stderr: '' }
+}
+
+if (import.meta.main) {
+  const result = runTokenCli(process.argv.slice(2))
+  process.stdout.write(result.stdout)
+  process.stderr.write(result.stderr)
+  process.exitCode = result.code
+}

@@ -1,0 +1,81 @@
+// Mints HS256 caller tokens: for the sandbox (`npm run dev`), for trying a service configured with
+// AUTH_JWT_SECRET (`npm run token`) and for tests. The service itself only verifies tokens
+// (plugins/auth.ts); the claims are checked here against the same CallerClaims schema it verifies with,
+// so a token minted here is one the service accepts.
+import { createHmac } from 'node:crypto'
+import { Type, type Static } from 'typebox'
+import { Compile } from 'typebox/compile'
+import { ConfigSchema } from '../config.ts'
+import { CallerClaims } from '../plugins/auth.ts'
+
+/** Who the token names: `sub` is the client's uid_client. */
+export const TokenSubject = Type.Pick(CallerClaims, ['sub', 'login', 'vendor'])
+export type TokenSubject = Static<typeof TokenSubject>
+
+/** The service refuses a shorter AUTH_JWT_SECRET, so a token signed with one could never be verified. */
+export const MIN_SECRET_LENGTH: number = (ConfigSchema.properties.AUTH_JWT_SECRET as { minLength?: number }).minLength ?? 32
+/** A token for trying things out, not a session: longer lifetimes are refused. */
+export const MAX_TTL_SECONDS = 30 * 24 * 3600
+
+const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 }
+
+/** Readable reasons, per claim, instead of the schema's pattern text. */
+const CLAIM_RULES: Record<keyof TokenSubject, string> = {
+  sub: "must be a UUID (the client's uid_client)",
+  login: 'must be digits only (the client\'s login, e.g. 79161234567)',
+  vendor: 'must be a vendor code: 1 to 64 letters, digits, "_", "." or "-" (e.g. kia)'
+}
+
+const subjectCheck = Compile(TokenSubject)
+
+/** One problem per bad claim, as `{ claim, message }`; empty when the subject is valid. */
+export function subjectProblems (subject: Record<keyof TokenSubject, unknown>): Array<{ claim: keyof TokenSubject, message: string }> {
+  const bad = new Set<keyof TokenSubject>()
+  for (const error of subjectCheck.Errors(subject)) {
+    const claim = error.instancePath.slice(1)
+    // A missing claim is reported at '' with params.requiredProperties.
+    const missing = (error.params as { requiredProperties?: string[] }).requiredProperties ?? []
+    for (const name of claim === '' ? missing : [claim]) {
+      if (name in CLAIM_RULES) bad.add(name as keyof TokenSubject)
+    }
+  }
+  return [...bad].map(claim => ({ claim, message: CLAIM_RULES[claim] }))
+}
+
+/**
+ * A lifetime as `90`, `90s`, `15m`, `1h` or `7d`, in seconds; at least one second and at most
+ * MAX_TTL_SECONDS. Throws a RangeError that says what is accepted.
+ */
+export function parseTtl (text: string): number {
+  const match = /^(\d{1,7})([smhd]?)$/.exec(text.trim())
+  const seconds = match === null ? NaN : Number(match[1]) * UNIT_SECONDS[match[2] || 's']!
+  if (!Number.isSafeInteger(seconds) || seconds < 1 || seconds > MAX_TTL_SECONDS) {
+    throw new RangeError(`must be a duration such as 90s, 15m, 1h or 7d, from 1s to ${MAX_TTL_SECONDS / 86_400}d`)
+  }
+  return seconds
+}
+
+export interface SignOptions {
+  /** Lifetime in seconds (default one hour). */
+  ttlSeconds?: number
+  /** Milliseconds since the epoch the token is issued at (tests). */
+  now?: number
+}
+
+const base64url = (value: string) => Buffer.from(value).toString('base64url')
+
+/** An HS256 JWT with claims sub, login, vendor, iat and exp. Throws a TypeError naming bad input, never the secret. */
+export function signToken (subject: TokenSubject, secret: string, { ttlSeconds = 3600, now = Date.now() }: SignOptions = {}): string {
+  const problems = subjectProblems(subject)
+  if (problems.length > 0) throw new TypeError(problems.map(p => `${p.claim} ${p.message}`).join('; '))
+  if (typeof secret !== 'string' || secret.length < MIN_SECRET_LENGTH) {
+    throw new TypeError(`the secret must be at least ${MIN_SECRET_LENGTH} characters`)
+  }
+  if (!Number.isSafeInteger(ttlSeconds) || ttlSeconds < 1 || ttlSeconds > MAX_TTL_SECONDS) {
+    throw new RangeError(`ttlSeconds must be an integer from 1 to ${MAX_TTL_SECONDS}`)
+  }
+  const iat = Math.floor(now / 1000)
+  const claims = { sub: subject.sub, login: subject.login, vendor: subject.vendor, iat, exp: iat + ttlSeconds }
+  const input = `${base64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }))}.${base64url(JSON.stringify(claims))}`
+  return `${input}.${createHmac('sha256', secret).update(input).digest('base64url')}`
+}

@@ -1,0 +1,130 @@
+// `npm run token`: its argument checks as a function, one real process for stdout/exit code/.env, and
+// proof that what it mints is a token the service accepts for exactly the client it names.
+import { execFile } from 'node:child_process'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import t, { type Test } from 'tap'
+import { PETROVA } from '../../schemas/fixtures.ts'
+import { buildApp } from '../../src/app.ts'
+import { MAX_TTL_SECONDS, signToken } from '../../src/auth/sign.ts'
+import { loadConfig } from '../../src/config.ts'
+import { startSandboxUpstream } from '../../src/sandbox/upstream.ts'
+import { runTokenCli } from '../../scripts/token.ts'
+
+const SCRIPT = fileURLToPath(new URL('../../scripts/token.ts', import.meta.url))
+const SECRET = 'a-token-script-secret-of-at-least-32-chars'
+const PETROVA_SUBJECT = { sub: PETROVA.uid_client, login: PETROVA.login, vendor: PETROVA.vendor }
+const GOOD = ['--sub', PETROVA.uid_client, '--login', PETROVA.login, '--vendor', PETROVA.vendor]
+const run = promisify(execFile)
+
+/** The claims of a JWT, decoded here without the code under test. */
+const claimsOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString())
+
+/** A directory with no .env unless the test writes one, so the checkout's own .env never leaks in. */
+async function emptyDir (t: Test): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'token-test-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  return dir
+}
+
+t.test('mints a token the service accepts for the client it names', async t => {
+  const cwd = await emptyDir(t)
+  const result = runTokenCli([...GOOD, '--ttl', '15m'], { env: { AUTH_JWT_SECRET: SECRET }, cwd })
+  t.equal(result.code, 0, result.stderr)
+  t.equal(result.stderr, '')
+  t.match(result.stdout, /^[\w-]+\.[\w-]+\.[\w-]+\n$/, 'only the token, on one line')
+  const token = result.stdout.trim()
+  const claims = claimsOf(token)
+  t.match(claims, { sub: PETROVA.uid_client, login: PETROVA.login, vendor: PETROVA.vendor })
+  t.equal(claims.exp - claims.iat, 900, '--ttl 15m')
+
+  // The real service over the sandbox upstream: the token opens PETROVA's profile and nobody else's.
+  const keys = { passport: 'passport-key-for-the-token-test', dealer: 'dealer-key-for-the-token-test' }
+  const sandbox = await startSandboxUpstream({ keys })
+  t.teardown(() => sandbox.close())
+  const config = loadConfig({ UPSTREAM_URL: sandbox.url, PASSPORT_API_KEY: keys.passport, DEALER_API_KEY: keys.dealer, AUTH_JWT_SECRET: SECRET, LOG_LEVEL: 'silent' })
+  const app = await buildApp(config)
+  t.teardown(() => app.close())
+  const res = await app.inject({ url: '/api/users/profile', headers: { authorization: `Bearer ${token}` } })
+  t.equal(res.statusCode, 200, res.body)
+  t.equal(res.json().client.login, PETROVA.login)
+
+  const forged = signToken(PETROVA_SUBJECT, 'another-secret-that-is-32-characters-long')
+  const refused = await app.inject({ url: '/api/users/profile', headers: { authorization: `Bearer ${forged}` } })
+  t.equal(refused.statusCode, 401, 'a token signed with another secret is refused')
+})
+
+t.test('defaults to a one-hour token', async t => {
+  const result = runTokenCli(GOOD, { env: { AUTH_JWT_SECRET: SECRET }, cwd: await emptyDir(t) })
+  const claims = claimsOf(result.stdout.trim())
+  t.equal(claims.exp - claims.iat, 3600)
+})
+
+t.test('names every bad argument at once, exits 1 and prints no token', async t => {
+  const cwd = await emptyDir(t)
+  const result = runTokenCli(['--sub', 'not-a-uuid', '--login', '+7 916 123', '--ttl', '2y'], { env: { AUTH_JWT_SECRET: SECRET }, cwd })
+  t.equal(result.code, 1)
+  t.equal(result.stdout, '')
+  t.match(result.stderr, '--sub must be a UUID')
+  t.match(result.stderr, '--login must be digits only')
+  t.match(result.stderr, '--vendor is required')
+  t.match(result.stderr, '--ttl must be a duration')
+  t.match(result.stderr, 'Usage: npm run token -- --sub UUID --login DIGITS --vendor CODE [--ttl 1h]')
+})
+
+t.test('refuses a lifetime of zero, a fraction or beyond the cap', async t => {
+  const cwd = await emptyDir(t)
+  for (const ttl of ['0', '1.5h', `${MAX_TTL_SECONDS + 1}`, '31d', 'soon']) {
+    const result = runTokenCli([...GOOD, '--ttl', ttl], { env: { AUTH_JWT_SECRET: SECRET }, cwd })
+    t.equal(result.code, 1, `--ttl ${ttl}`)
+    t.match(result.stderr, '--ttl must be a duration', `--ttl ${ttl}`)
+  }
+  t.equal(runTokenCli([...GOOD, '--ttl', '90'], { env: { AUTH_JWT_SECRET: SECRET }, cwd }).code, 0, 'plain seconds are accepted')
+})
+
+t.test('refuses unknown options and options without a value', async t => {
+  const cwd = await emptyDir(t)
+  const unknown = runTokenCli([...GOOD, '--secret', 'x'], { env: { AUTH_JWT_SECRET: SECRET }, cwd })
+  t.equal(unknown.code, 1)
+  t.match(unknown.stderr, "Unknown option '--secret'")
+  const empty = runTokenCli(['--sub'], { env: { AUTH_JWT_SECRET: SECRET }, cwd })
+  t.equal(empty.code, 1)
+  t.match(empty.stderr, '--sub')
+})
+
+t.test('a missing or too short secret is named, and never printed', async t => {
+  const cwd = await emptyDir(t)
+  const missing = runTokenCli(GOOD, { env: {}, cwd })
+  t.equal(missing.code, 1)
+  t.match(missing.stderr, 'AUTH_JWT_SECRET is not set')
+
+  const publicKeyOnly = runTokenCli(GOOD, { env: { AUTH_JWT_PUBLIC_KEY: '-----BEGIN PUBLIC KEY-----' }, cwd })
+  t.match(publicKeyOnly.stderr, 'AUTH_JWT_PUBLIC_KEY needs tokens from its own issuer')
+
+  const short = 'short-secret-XYZ'
+  const tooShort = runTokenCli(GOOD, { env: { AUTH_JWT_SECRET: short }, cwd })
+  t.equal(tooShort.code, 1)
+  t.match(tooShort.stderr, 'AUTH_JWT_SECRET is shorter than 32 characters')
+  t.notMatch(tooShort.stderr, short)
+})
+
+t.test('as a process: reads the secret from .env, prints only the token, exit codes 0 and 1', async t => {
+  const cwd = await emptyDir(t)
+  await writeFile(join(cwd, '.env'), `# operator settings\nAUTH_JWT_SECRET="${SECRET}"\n`)
+  const env = { PATH: process.env.PATH }
+  const { stdout, stderr } = await run(process.execPath, [SCRIPT, ...GOOD], { cwd, env })
+  t.equal(stderr, '')
+  const token = stdout.trim()
+  t.equal(stdout, `${token}\n`)
+  t.equal(token, signToken(PETROVA_SUBJECT, SECRET, { now: claimsOf(token).iat * 1000 }), 'signed with the .env secret')
+
+  const failed = await run(process.execPath, [SCRIPT, '--sub', 'nope'], { cwd, env }).then(() => null, (error: { code: number, stdout: string, stderr: string }) => error)
+  t.ok(failed, 'a bad argument fails the process')
+  t.equal(failed?.code, 1)
+  t.equal(failed?.stdout, '')
+  t.match(failed?.stderr, '--sub must be a UUID')
+  t.notMatch(failed?.stderr, SECRET)
+})
