@@ -1,11 +1,15 @@
 // The upstream client: operation name + params in, a typed answer or a typed failure out. It applies the
-// upstream's rules (upstream-spec.md part 4, design.md section 6) to every operation of the registry.
+// upstream's rules (upstream-spec.md part 4, design.md section 6) to every operation of the registry,
+// behind a circuit breaker per operation (resilience.ts).
 import { Agent, type Dispatcher } from 'undici'
 import { compileOperationContracts, type ContractError, type OperationContracts } from './contract.ts'
 import { isUpstreamError, upstreamError, type FailureReason } from './errors.ts'
 import { elapsed, headerValue, postFollowingRedirects, type Hop, type WireAnswer, type WireRequest } from './exchange.ts'
 import { operations, type KeyName, type NotFoundOf, type OperationName, type ParamsOf, type ResponseOf } from './operations.ts'
+import { createBreakers, DEFAULT_BREAKER_OPTIONS, retryBeforeAnswer, type BreakerOptions, type BreakerState } from './resilience.ts'
 import { pickTracingHeaders, type TracingHeaders } from './tracing.ts'
+
+export type { BreakerOptions, BreakerState }
 
 export interface UpstreamClientOptions {
   baseUrl: string
@@ -20,6 +24,8 @@ export interface UpstreamClientOptions {
   dispatcher?: Dispatcher
   /** Told of every exchange as it ends (metrics, logs); must not throw. */
   observer?: UpstreamObserver
+  /** The circuit breaker of each operation; DEFAULT_BREAKER_OPTIONS for what is left out. */
+  breaker?: Partial<BreakerOptions>
 }
 
 /** One ended exchange, as metrics see it: no params, no body, no key. */
@@ -35,7 +41,10 @@ export interface ExchangeEvent {
 }
 
 export interface UpstreamObserver {
+  /** Every call as it ends, a call the breaker refused too (outcome `breaker_open`, no hop, 0 ms). */
   exchange? (event: ExchangeEvent): void
+  /** Every change of an operation's breaker; each starts `closed`. */
+  breaker? (operation: OperationName, state: BreakerState): void
 }
 
 export interface CallOptions {
@@ -44,6 +53,11 @@ export interface CallOptions {
   signal?: AbortSignal
   /** A shorter deadline than the client's, never a longer one. */
   timeoutMs?: number
+  /**
+   * false: past the breaker, neither refused by it nor counted (the console: an operator diagnosing an
+   * incident must see the real upstream, and must not open or close the breaker of live traffic).
+   */
+  breaker?: boolean
 }
 
 export type Outcome = 'ok' | 'not_found' | Extract<FailureReason, 'status' | 'content_type' | 'json' | 'contract'>
@@ -68,6 +82,8 @@ const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i
 export function createUpstreamClient (options: UpstreamClientOptions) {
   const { keys, timeoutMs, maxBodyBytes = 1024 * 1024, maxRedirects = 3, observer } = options
   const contracts = compileOperationContracts()
+  const onBreakerChange = observer?.breaker === undefined ? undefined : observer.breaker.bind(observer)
+  const breakers = createBreakers({ ...DEFAULT_BREAKER_OPTIONS, ...options.breaker }, onBreakerChange)
   const dispatcher = options.dispatcher ?? new Agent({
     connections: options.connections ?? 128,
     keepAliveTimeout: 10_000,
@@ -83,24 +99,25 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
   const learned = new Map<OperationName, URL>()
 
   async function exchange<N extends OperationName> (name: N, params: ParamsOf<N>, call: CallOptions = {}): Promise<Exchange> {
-    if (observer?.exchange === undefined) return exchangeOnce(name, params, call)
+    const limitMs = deadlineMs(call.timeoutMs, timeoutMs)
+    const attempt = () => exchangeOnce(name, params, call, limitMs)
     let ex: Exchange
     try {
-      ex = await exchangeOnce(name, params, call)
+      ex = call.breaker === false ? await attempt() : await breakers.guard(name, limitMs < timeoutMs, attempt)
     } catch (error) {
-      if (isUpstreamError(error)) {
+      if (observer?.exchange !== undefined && isUpstreamError(error)) {
         const { status, redirects, duration_ms: durationMs, contract } = error.exchange
         observer.exchange({ operation: name, outcome: error.reason, status, duration_ms: durationMs, hops: redirects.length, contractErrors: contract?.errors ?? [] })
       }
       throw error
     }
-    observer.exchange({ operation: name, outcome: ex.outcome, status: ex.status, duration_ms: ex.duration_ms, hops: ex.redirects.length, contractErrors: ex.contract.errors })
+    observer?.exchange?.({ operation: name, outcome: ex.outcome, status: ex.status, duration_ms: ex.duration_ms, hops: ex.redirects.length, contractErrors: ex.contract.errors })
     return ex
   }
 
-  async function exchangeOnce<N extends OperationName> (name: N, params: ParamsOf<N>, call: CallOptions): Promise<Exchange> {
+  async function exchangeOnce<N extends OperationName> (name: N, params: ParamsOf<N>, call: CallOptions, limitMs: number): Promise<Exchange> {
     const op = operations[name]
-    const deadline = AbortSignal.timeout(deadlineMs(call.timeoutMs, timeoutMs))
+    const deadline = AbortSignal.timeout(limitMs)
     const started = performance.now()
     const wire: WireRequest = {
       url: learned.get(name) ?? documented[name],
@@ -121,12 +138,12 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
       stopAtRedirect: learned.has(name)
     }
     let attempt = wire
-    let answer = await postFollowingRedirects(attempt)
+    let answer = await retryBeforeAnswer(() => postFollowingRedirects(attempt))
     if (attempt.stopAtRedirect === true && (answer.status === 404 || (answer.status >= 300 && answer.status < 400))) {
       // The learned location moved: forget it and start again from the documented path.
       learned.delete(name)
       attempt = { ...wire, url: documented[name], stopAtRedirect: false, record: { ...wire.record, redirects: [] } }
-      answer = await postFollowingRedirects(attempt)
+      answer = await retryBeforeAnswer(() => postFollowingRedirects(attempt))
     }
     const result = interpret(name, answer, contracts[name])
     if ((result.outcome === 'ok' || result.outcome === 'not_found') && answer.url.href !== documented[name].href) {
@@ -152,7 +169,7 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
     if (options.dispatcher === undefined) await dispatcher.close()
   }
 
-  return { exchange, call, close, contracts }
+  return { exchange, call, close, contracts, breakerStates: breakers.states }
 }
 
 export type UpstreamClient = ReturnType<typeof createUpstreamClient>

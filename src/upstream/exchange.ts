@@ -75,8 +75,35 @@ async function send (url: URL, req: WireRequest): Promise<Dispatcher.ResponseDat
       dispatcher: req.dispatcher
     })
   } catch (cause) {
-    throw failFromTransport(req, cause)
+    const error = failFromTransport(req, cause)
+    // request() settles when the headers arrive: failing here, with no earlier hop answered, no byte
+    // of any answer was read.
+    if (req.record.status === null && connectionDropped(cause) && !req.signal.aborted) beforeAnswer.add(error)
+    throw error
   }
+}
+
+// Refused, or closed by the peer before it answered (a pooled keep-alive socket the upstream had
+// just dropped). Not DNS, TLS or a connect timeout: a second try at once would meet the same fate.
+const DROPPED_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE'])
+// undici's SocketError also reports bytes it could not parse ('bad response'): those are an answer.
+const DROPPED_SOCKET_MESSAGES = new Set(['other side closed', 'closed'])
+
+function connectionDropped (cause: unknown): boolean {
+  if (typeof cause !== 'object' || cause === null) return false
+  const { code, message } = cause as { code?: unknown, message?: unknown }
+  if (typeof code === 'string' && DROPPED_CODES.has(code)) return true
+  return code === 'UND_ERR_SOCKET' && typeof message === 'string' && DROPPED_SOCKET_MESSAGES.has(message)
+}
+
+const beforeAnswer = new WeakSet<object>()
+
+/**
+ * True for a failure of the connection before any byte of an answer arrived: the one case a request
+ * may be sent again (never a timeout, never after an answer, never when the caller gave up).
+ */
+export function failedBeforeAnswer (error: unknown): boolean {
+  return typeof error === 'object' && error !== null && beforeAnswer.has(error)
 }
 
 async function readCapped (res: Dispatcher.ResponseData, req: WireRequest): Promise<string> {
