@@ -1,0 +1,192 @@
+// `npm run dev`: the service wired to an embedded sandbox upstream, for people without the real one.
+// Everything secret is generated for this run (upstream keys, JWT secret, console key), so it works on a
+// fresh clone with no .env and nothing it prints opens anything real. Only PORT, HOST and LOG_LEVEL are
+// read from the environment: an operator's upstream settings can never leak into the sandbox run.
+import { randomBytes } from 'node:crypto'
+import type { AddressInfo } from 'node:net'
+import closeWithGrace from 'close-with-grace'
+import { prettyFactory } from 'pino-pretty'
+import { buildApp, type App } from '../app.ts'
+import { signToken } from '../auth/sign.ts'
+import { ConfigError, loadConfig, type Config } from '../config.ts'
+import { loggerOptions } from '../logger.ts'
+import { DOCS_PREFIX } from '../plugins/docs.ts'
+import { startSandboxUpstream, type SandboxUpstream } from './upstream.ts'
+import { seededClients, unknownClient, type SeededClient } from './seed.ts'
+
+/** Dev tokens outlive any working day; the secret that signs them dies with the process anyway. */
+export const DEV_TOKEN_TTL_SECONDS = 24 * 3600
+export const PROFILE_PATH = '/api/users/profile'
+export const CONSOLE_PATH = '/request-console'
+
+export interface DevOptions {
+  /** Read for PORT (default 3000), HOST (default 127.0.0.1) and LOG_LEVEL only. */
+  env?: Record<string, string | undefined>
+  /** Overrides env PORT; 0 picks a free port. */
+  port?: number
+  /** Overrides env LOG_LEVEL. */
+  logLevel?: Config['LOG_LEVEL']
+  /** Where the human-readable log lines go (default stdout). */
+  log?: { write (text: string): unknown }
+}
+
+export interface DevClient {
+  label: string
+  /** What trying this client shows, for the printed list. */
+  about: string
+  uid_client: string
+  login: string
+  vendor: string
+  token: string
+}
+
+export interface DevRun {
+  app: App
+  sandbox: SandboxUpstream
+  /** The service's base URL, e.g. http://127.0.0.1:3000 */
+  url: string
+  docsUrl: string
+  clients: DevClient[]
+  consoleKey: string
+  /** Shell lines that work when pasted: the first client's profile, and a console call. */
+  curl: { profile: string, console: string }
+  /** Everything above as the text `npm run dev` prints. */
+  banner: string
+  /** Stops the service, then the sandbox. */
+  close (): Promise<void>
+}
+
+const secret = (bytes: number) => randomBytes(bytes).toString('base64url')
+
+/** One POSIX shell word: single-quoted, so tokens and JSON paste safely into bash and zsh. */
+export const shellQuote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`
+
+function describe (client: SeededClient): string {
+  const { catalog_cars_view: views, catalog_cars_favourites: favourites } = client.passport
+  return `${views.length} viewed and ${favourites.length} favourite cars, ` +
+    `${client.discount.success ? 'bonuses' : 'no bonuses'}, ${client.contractor.success ? 'a contractor' : 'no contractor'}`
+}
+
+/** A log destination that prints each pino JSON line for people, synchronously (nothing lost at exit). */
+function prettyStream (log: { write (text: string): unknown }, colorize: boolean) {
+  const prettify = prettyFactory({ colorize, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true })
+  return { write: (line: string) => { log.write(prettify(line)) } }
+}
+
+/** Where people should point a browser: an unspecified bind address is reached over the loopback. */
+function baseUrl (address: AddressInfo): string {
+  const host = address.address === '0.0.0.0' || address.address === '::'
+    ? '127.0.0.1'
+    : address.family === 'IPv6' ? `[${address.address}]` : address.address
+  return `http://${host}:${address.port}`
+}
+
+function bannerText (run: Omit<DevRun, 'app' | 'banner' | 'close'>): string {
+  const width = Math.max(...run.clients.map(c => c.label.length))
+  const clients = run.clients.flatMap(c => [
+    `  ${c.label.padEnd(width)}  login ${c.login}, vendor ${c.vendor}, uid_client ${c.uid_client}`,
+    `  ${' '.repeat(width)}  ${c.about}`,
+    `  ${' '.repeat(width)}  ${c.token}`
+  ])
+  return [
+    '',
+    'Dealer profile BFF on the sandbox upstream. Keys, secret and tokens are generated for this run only.',
+    '',
+    `  Swagger UI  ${run.docsUrl}  (Authorize: a token below as bearerAuth, the console key as consoleKey)`,
+    `  Service     ${run.url}`,
+    `  Sandbox     ${run.sandbox.url}  (stand-in passport and dealer upstreams)`,
+    '',
+    `Dev tokens (Authorization: Bearer <token>, valid ${DEV_TOKEN_TTL_SECONDS / 3600}h):`,
+    ...clients,
+    '',
+    'Console key (x-console-key):',
+    `  ${run.consoleKey}`,
+    '',
+    'Try it:',
+    `  ${run.curl.profile}`,
+    `  ${run.curl.console}`,
+    '',
+    'Ctrl-C stops the service and the sandbox.',
+    ''
+  ].join('\n')
+}
+
+/** Starts the sandbox and the service wired to it; the caller prints `banner` and closes the run. */
+export async function startDev ({ env = {}, port, logLevel, log = process.stdout }: DevOptions = {}): Promise<DevRun> {
+  const keys = { passport: secret(24), dealer: secret(24) }
+  const jwtSecret = secret(32)
+  const consoleKey = secret(24)
+  // Validated like any configuration, so a bad PORT or LOG_LEVEL is named before anything starts.
+  const config = loadConfig({
+    HOST: env.HOST ?? '127.0.0.1',
+    PORT: port === undefined ? env.PORT : String(port),
+    LOG_LEVEL: logLevel ?? env.LOG_LEVEL,
+    // Checked now; replaced below by the sandbox's real address once it listens.
+    UPSTREAM_URL: 'http://127.0.0.1',
+    PASSPORT_API_KEY: keys.passport,
+    DEALER_API_KEY: keys.dealer,
+    AUTH_JWT_SECRET: jwtSecret,
+    CONSOLE_API_KEY: consoleKey
+  })
+
+  const sandbox = await startSandboxUpstream({ keys })
+  let app: App
+  try {
+    const colorize = (log as { isTTY?: boolean }).isTTY === true
+    app = await buildApp({ ...config, UPSTREAM_URL: sandbox.url }, {
+      logger: { ...loggerOptions(config), stream: prettyStream(log, colorize) }
+    })
+    await app.listen({ host: config.HOST, port: config.PORT })
+  } catch (error) {
+    await sandbox.close()
+    throw error
+  }
+
+  const url = baseUrl(app.server.address() as AddressInfo)
+  const clients: DevClient[] = [
+    ...seededClients.map(c => ({ label: c.label, about: describe(c), ...c.identity })),
+    { label: 'UNKNOWN', about: 'unknown to the passport: the profile answers 404 CLIENT_NOT_FOUND', ...unknownClient }
+  ].map(c => ({ ...c, token: signToken({ sub: c.uid_client, login: c.login, vendor: c.vendor }, jwtSecret, { ttlSeconds: DEV_TOKEN_TTL_SECONDS }) }))
+
+  const first = clients[0]!
+  const consoleBody = JSON.stringify({ operation: 'passport.get_client', params: { vendor: first.vendor, login: first.login, uid_client: first.uid_client } })
+  const curl = {
+    profile: `curl -sS -H ${shellQuote(`Authorization: Bearer ${first.token}`)} ${url}${PROFILE_PATH}`,
+    console: `curl -sS -X POST -H 'content-type: application/json' -H ${shellQuote(`x-console-key: ${consoleKey}`)} ` +
+      `-d ${shellQuote(consoleBody)} ${url}${CONSOLE_PATH}`
+  }
+  const info = { sandbox, url, docsUrl: `${url}${DOCS_PREFIX}`, clients, consoleKey, curl }
+  return {
+    app,
+    ...info,
+    banner: bannerText(info),
+    async close () {
+      try {
+        await app.close()
+      } finally {
+        await sandbox.close()
+      }
+    }
+  }
+}
+
+async function main (): Promise<void> {
+  let run: DevRun
+  try {
+    run = await startDev({ env: process.env })
+  } catch (error) {
+    const code = (error as { code?: string }).code
+    if (error instanceof ConfigError) process.stderr.write(`npm run dev: ${error.message}\n`)
+    else if (code === 'EADDRINUSE') process.stderr.write(`npm run dev: port ${process.env.PORT ?? 3000} is in use; choose another, e.g. PORT=3001 npm run dev\n`)
+    else throw error
+    process.exit(1)
+  }
+  closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+    if (err !== undefined) run.app.log.error({ err }, 'stopping after an error')
+    else run.app.log.info({ signal }, 'stopping the service and the sandbox')
+    await run.close()
+  })
+  process.stdout.write(run.banner)
+}
+
+if (import.meta.main) await main()

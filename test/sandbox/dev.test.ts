@@ -1,0 +1,178 @@
+// `npm run dev`: the runner in-process (its printed curl lines, run as written, show the seeded
+// clients), and once as a real process that a person would start and stop with Ctrl-C.
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import t from 'tap'
+import { IVANOV, PETROVA } from '../../schemas/fixtures.ts'
+import { startDev } from '../../src/sandbox/dev.ts'
+
+const DEV_SCRIPT = fileURLToPath(new URL('../../src/sandbox/dev.ts', import.meta.url))
+
+// An operator's settings that must not reach the sandbox run, from the environment or from .env.
+const OPERATOR_ENV = {
+  UPSTREAM_URL: 'http://127.0.0.1:9',
+  PASSPORT_API_KEY: 'operator-passport-key',
+  DEALER_API_KEY: 'operator-dealer-key',
+  AUTH_JWT_SECRET: 'operator-secret-that-is-longer-than-32-characters',
+  CONSOLE_API_KEY: 'operator-console-key-0123456789'
+}
+
+/** Splits a POSIX shell line into words; single quotes only, as the runner writes them. */
+function shellWords (line: string): string[] {
+  const words: string[] = []
+  let word: string | null = null
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!
+    if (c === "'") {
+      const end = line.indexOf("'", i + 1)
+      if (end === -1) throw new Error(`unbalanced quote in: ${line}`)
+      word = (word ?? '') + line.slice(i + 1, end)
+      i = end
+    } else if (c === '\\') {
+      word = (word ?? '') + line[++i]
+    } else if (c === ' ') {
+      if (word !== null) words.push(word)
+      word = null
+    } else {
+      word = (word ?? '') + c
+    }
+  }
+  if (word !== null) words.push(word)
+  return words
+}
+
+/** What a printed curl line asks for, as fetch arguments; any flag not understood here fails the test. */
+function fromCurl (line: string): { url: string, init: RequestInit } {
+  const [command, ...args] = shellWords(line.trim())
+  if (command !== 'curl') throw new Error(`not a curl line: ${line}`)
+  const headers: Record<string, string> = {}
+  let method = 'GET'
+  let body: string | undefined
+  let url: string | undefined
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!
+    if (arg === '-sS') continue
+    if (arg === '-X') method = args[++i]!
+    else if (arg === '-H') {
+      const header = args[++i]!
+      const colon = header.indexOf(':')
+      headers[header.slice(0, colon).trim().toLowerCase()] = header.slice(colon + 1).trim()
+    } else if (arg === '-d') body = args[++i]!
+    else if (!arg.startsWith('-') && url === undefined) url = arg
+    else throw new Error(`unexpected curl argument ${arg} in: ${line}`)
+  }
+  if (url === undefined) throw new Error(`no URL in: ${line}`)
+  return { url, init: { method, headers, ...(body === undefined ? {} : { body }) } }
+}
+
+async function curl (line: string): Promise<{ status: number, body: any }> {
+  const { url, init } = fromCurl(line)
+  const res = await fetch(url, init)
+  return { status: res.status, body: await res.json() }
+}
+
+t.test('in-process: the printed curl lines, run as written, answer the seeded profile and the console', async t => {
+  let logs = ''
+  const run = await startDev({ env: { ...OPERATOR_ENV, PORT: '0' }, log: { write: (text: string) => { logs += text } } })
+  t.teardown(() => run.close())
+
+  t.match(run.url, /^http:\/\/127\.0\.0\.1:\d+$/, 'listens on the loopback by default')
+  t.equal(run.docsUrl, `${run.url}/docs`)
+  t.equal(new URL(run.sandbox.url).hostname, '127.0.0.1')
+  t.not(run.sandbox.url, OPERATOR_ENV.UPSTREAM_URL, "the operator's upstream is not used")
+
+  // The banner is what a person reads: every address, token and key they need, and the curl lines.
+  for (const text of [run.docsUrl, run.consoleKey, run.curl.profile, run.curl.console, ...run.clients.map(c => c.token)]) {
+    t.ok(run.banner.includes(text), `the banner shows ${text.slice(0, 40)}`)
+  }
+  t.strictSame(run.clients.map(c => c.label), ['IVANOV', 'PETROVA', 'UNKNOWN'])
+
+  const profile = await curl(run.curl.profile)
+  t.equal(profile.status, 200)
+  t.equal(profile.body.uid_client, IVANOV.uid_client)
+  t.equal(profile.body.client.login, IVANOV.login)
+  t.equal(profile.body.catalog_cars_view.length, 4, 'the full seeded profile')
+  t.strictSame(profile.body.degraded, [])
+
+  const consoleAnswer = await curl(run.curl.console)
+  t.equal(consoleAnswer.status, 200)
+  t.match(consoleAnswer.body, { operation: 'passport.get_client', status: 200, contract: { valid: true } })
+
+  // The other printed tokens: PETROVA has bonuses, UNKNOWN meets the passport's 404.
+  const bearer = (label: string) => ({ authorization: `Bearer ${run.clients.find(c => c.label === label)!.token}` })
+  const petrova = await fetch(`${run.url}/api/users/profile`, { headers: bearer('PETROVA') })
+  t.equal(petrova.status, 200)
+  const petrovaBody = await petrova.json() as { client: { login: string }, discount: unknown }
+  t.equal(petrovaBody.client.login, PETROVA.login)
+  t.not(petrovaBody.discount, null, 'PETROVA has bonuses')
+  const unknown = await fetch(`${run.url}/api/users/profile`, { headers: bearer('UNKNOWN') })
+  t.equal(unknown.status, 404)
+  t.equal((await unknown.json() as { code: string }).code, 'CLIENT_NOT_FOUND')
+
+  const docs = await fetch(run.docsUrl)
+  t.equal(docs.status, 200, 'Swagger UI is served')
+  await docs.body?.cancel()
+
+  t.match(logs, /INFO.*request completed/, 'human-readable log lines, not JSON')
+  t.notMatch(logs, /^\{"level"/m)
+  for (const secret of [run.consoleKey, ...run.clients.map(c => c.token)]) {
+    t.notOk(logs.includes(secret), 'no token or key in the logs')
+  }
+})
+
+t.test('in-process: a bad PORT is named before anything starts', async t => {
+  await t.rejects(startDev({ env: { PORT: 'eighty' }, log: { write: () => {} } }), { name: 'ConfigError', message: /PORT/ })
+})
+
+t.test('as a process: prints the curl line, serves the profile, and SIGINT stops it with exit code 0', async t => {
+  // The operator's .env in the working directory must not be read either.
+  const cwd = await mkdtemp(join(tmpdir(), 'dev-test-'))
+  t.teardown(() => rm(cwd, { recursive: true, force: true }))
+  await writeFile(join(cwd, '.env'), Object.entries(OPERATOR_ENV).map(([k, v]) => `${k}=${v}`).join('\n'))
+
+  const child = spawn(process.execPath, [DEV_SCRIPT], {
+    cwd,
+    env: { PATH: process.env.PATH, PORT: '0', ...OPERATOR_ENV },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>
+  t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
+
+  // The console curl line is the last thing the banner prints.
+  const printed = await new Promise<boolean>(resolve => {
+    const timer = setTimeout(() => resolve(false), 20_000)
+    const check = () => {
+      if (/^ {2}curl -sS -X POST .*$/m.test(stdout)) {
+        clearTimeout(timer)
+        resolve(true)
+      }
+    }
+    child.stdout.on('data', check)
+    child.once('exit', () => {
+      clearTimeout(timer)
+      resolve(false)
+    })
+  })
+  t.ok(printed, 'the runner printed its curl lines', { stdout, stderr })
+  if (!printed) return
+
+  const profileLine = /^ {2}(curl -sS -H .*\/api\/users\/profile)$/m.exec(stdout)?.[1]
+  t.ok(profileLine, 'a profile curl line')
+  const profile = await curl(profileLine!)
+  t.equal(profile.status, 200)
+  t.equal(profile.body.client.login, IVANOV.login)
+
+  child.kill('SIGINT')
+  const [code, signal] = await exited
+  t.equal(signal, null, 'exits on its own, not killed by the signal')
+  t.equal(code, 0, 'exit code 0 after SIGINT', { stderr })
+  t.match(stdout, 'stopping the service and the sandbox')
+})
