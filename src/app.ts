@@ -8,6 +8,7 @@ import { loggerOptions } from './logger.ts'
 import auth from './plugins/auth.ts'
 import docs from './plugins/docs.ts'
 import errors from './plugins/errors.ts'
+import metrics from './plugins/metrics.ts'
 import requestIdPlugin, { requestId } from './plugins/request-id.ts'
 import sharedSchemas from './plugins/shared-schemas.ts'
 import upstream from './plugins/upstream.ts'
@@ -44,7 +45,12 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
   await fastify.register(sharedSchemas, { roots: [...profileSchemas, ...consoleSchemas, ...healthSchemas] })
   await fastify.register(docs, { config })
   await fastify.register(auth, { config })
-  await fastify.register(upstream, { config, ...(overrides.dispatcher === undefined ? {} : { dispatcher: overrides.dispatcher }) })
+  await fastify.register(metrics, { config })
+  await fastify.register(upstream, {
+    config,
+    ...(overrides.dispatcher === undefined ? {} : { dispatcher: overrides.dispatcher }),
+    ...(fastify.metrics === null ? {} : { observer: fastify.metrics.observer })
+  })
 
   await fastify.register(health)
   await fastify.register(profile, { config })

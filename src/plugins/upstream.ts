@@ -2,7 +2,7 @@
 import fp from 'fastify-plugin'
 import type { Dispatcher } from 'undici'
 import type { Config } from '../config.ts'
-import { createUpstreamClient, type UpstreamClient } from '../upstream/client.ts'
+import { createUpstreamClient, type UpstreamClient, type UpstreamObserver } from '../upstream/client.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -14,17 +14,19 @@ export interface UpstreamPluginOptions {
   config: Config
   /** Replaces the client's own Agent (tests pass a MockAgent); its owner closes it. */
   dispatcher?: Dispatcher
+  /** Told of every exchange and breaker change (the metrics plugin's observer). */
+  observer?: UpstreamObserver
 }
 
-export default fp<UpstreamPluginOptions>(async function upstreamPlugin (fastify, { config, dispatcher }) {
+export default fp<UpstreamPluginOptions>(async function upstreamPlugin (fastify, { config, dispatcher, observer }) {
   const client = createUpstreamClient({
     baseUrl: config.UPSTREAM_URL,
     keys: { passport: config.PASSPORT_API_KEY, dealer: config.DEALER_API_KEY },
     timeoutMs: config.UPSTREAM_TIMEOUT_MS,
     maxBodyBytes: config.UPSTREAM_MAX_BODY_BYTES,
     connections: config.UPSTREAM_CONNECTIONS,
-    breaker: { threshold: config.UPSTREAM_BREAKER_THRESHOLD, halfOpenAfterMs: config.UPSTREAM_BREAKER_HALF_OPEN_MS },
-    ...(dispatcher === undefined ? {} : { dispatcher })
+    ...(dispatcher === undefined ? {} : { dispatcher }),
+    ...(observer === undefined ? {} : { observer })
   })
   fastify.decorate('upstream', client)
   fastify.addHook('onClose', async () => { await client.close() })

@@ -1,19 +1,21 @@
 // GET /api/users/profile (design.md section 4): the passport lookup for the token's client, then the
 // discount and contractor lookups in parallel, all under one time budget, composed into the Profile.
+// Concurrent requests of one client share that work (single-flight); each still gets its own answer.
 import type {} from '@fastify/swagger'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyBaseLogger, FastifyReply } from 'fastify'
+import type { FastifyBaseLogger } from 'fastify'
 import type { TSchema } from 'typebox'
 import { Profile } from '../../schemas/profile.ts'
 import type { Config } from '../config.ts'
 import { ClientNotFoundError, InternalError, UnauthorizedError, UpstreamBadResponseError, UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.ts'
-import { callerOf } from '../plugins/auth.ts'
+import { callerOf, type Caller } from '../plugins/auth.ts'
 import { errorResponse } from '../plugins/docs.ts'
 import { ref } from '../plugins/shared-schemas.ts'
-import { contractorSection, createProfileComposer, discountSection, type DealerSections } from '../profile/compose.ts'
+import { contractorSection, createProfileComposer, discountSection, type DealerSections, type ProfileComposer } from '../profile/compose.ts'
+import { createSingleFlight } from '../profile/single-flight.ts'
 import type { CallOptions, UpstreamClient } from '../upstream/client.ts'
 import { isUpstreamError, upstreamError } from '../upstream/errors.ts'
-import { pickTracingHeaders } from '../upstream/tracing.ts'
+import { pickTracingHeaders, type TracingHeaders } from '../upstream/tracing.ts'
 
 /** The front schemas this route answers with, registered as shared schemas. */
 export const profileSchemas: TSchema[] = [Profile]
@@ -52,12 +54,46 @@ const responses = {
   504: errorResponse('The passport service did not answer within its deadline or the profile budget.', [new UpstreamTimeoutError(EXAMPLE_OPERATION)])
 }
 
-/** Aborts the upstream calls when the budget ends or the caller goes away before its answer. */
-function requestSignal (reply: FastifyReply, budgetMs: number): AbortSignal {
-  const gone = new AbortController()
-  const res = reply.raw
-  res.once('close', () => { if (!res.writableFinished) gone.abort() })
-  return AbortSignal.any([AbortSignal.timeout(budgetMs), gone.signal])
+/** A profile ready to send: shared read-only by every request of one single-flight run. */
+interface LoadedProfile {
+  profile: Profile
+  /** The x-degraded header value, undefined when nothing is degraded. */
+  degraded: string | undefined
+}
+
+interface LoadContext {
+  upstream: UpstreamClient
+  composer: ProfileComposer
+  budgetMs: number
+}
+
+/**
+ * The upstream work of one profile: the passport, then the dealers, under one budget that starts now.
+ * `gone` ends it early (every waiter has left); its calls carry the starting request's headers.
+ */
+async function loadProfile (ctx: LoadContext, caller: Caller, headers: TracingHeaders, gone: AbortSignal, log: FastifyBaseLogger): Promise<LoadedProfile> {
+  const { upstream, budgetMs } = ctx
+  const started = performance.now()
+  const signal = AbortSignal.any([AbortSignal.timeout(budgetMs), gone])
+
+  // The passport call is capped at UPSTREAM_TIMEOUT_MS by the client, and by the budget through `signal`.
+  const passport = await upstream.call('passport.get_client',
+    { vendor: caller.vendor, login: caller.login, uid_client: caller.uid_client }, { headers, signal })
+  if (passport.kind === 'not_found') throw new ClientNotFoundError()
+  const found = passport.value
+  // Another client's record must never reach this caller, whatever the upstream does.
+  if (found.uid_client.toUpperCase() !== caller.uid_client) {
+    const { operation, status, redirects, duration_ms: duration } = passport.exchange
+    throw upstreamError('contract', { operation, status, redirects, duration_ms: duration })
+  }
+
+  // The dealers get what is left of the budget; when nothing is, they fail at once and are degraded.
+  const remaining = Math.max(1, Math.floor(budgetMs - (performance.now() - started)))
+  const sections = await loadDealerSections(upstream, caller.uid_client, { headers, signal, timeoutMs: remaining }, log)
+  return {
+    profile: ctx.composer.compose(found, sections),
+    degraded: sections.degraded.length > 0 ? sections.degraded.join(',') : undefined
+  }
 }
 
 /** Discount and contractor in parallel; a failure of either is a degraded section, never an error. */
@@ -89,8 +125,9 @@ function logDegraded (log: FastifyBaseLogger, section: string, error: unknown): 
 }
 
 const profile: FastifyPluginAsyncTypebox<{ config: Config }> = async (fastify, { config }) => {
-  const composer = createProfileComposer()
-  const budgetMs = config.PROFILE_TIMEOUT_MS
+  const ctx: LoadContext = { upstream: fastify.upstream, composer: createProfileComposer(), budgetMs: config.PROFILE_TIMEOUT_MS }
+  // Keyed by everything the upstream calls are made of: the token's uid_client, login and vendor.
+  const flights = createSingleFlight<LoadedProfile>()
 
   fastify.get('/api/users/profile', {
     onRequest: fastify.authenticate,
@@ -104,30 +141,23 @@ const profile: FastifyPluginAsyncTypebox<{ config: Config }> = async (fastify, {
     }
   }, async function getProfile (request, reply) {
     const caller = callerOf(request)
-    const started = performance.now()
-    const headers = pickTracingHeaders(request.headers)
-    headers['x-request-id'] = request.id
-    const signal = requestSignal(reply, budgetMs)
+    // None of the three parts can hold a space (UUID, digits, vendor code): the key is unambiguous.
+    const key = `${caller.uid_client} ${caller.login} ${caller.vendor}`
+    const joined = flights.join(key, request.id, gone => {
+      const headers = pickTracingHeaders(request.headers)
+      headers['x-request-id'] = request.id
+      return loadProfile(ctx, caller, headers, gone, request.log)
+    })
+    // The upstream saw the starting request's id: this line ties a joiner's answer to it.
+    if (joined.sharedWith !== undefined) request.log.debug({ sharedWith: joined.sharedWith }, 'profile shared with a request in flight')
+    const res = reply.raw
+    res.once('close', () => { if (!res.writableFinished) joined.leave() })
 
-    // The passport call is capped at UPSTREAM_TIMEOUT_MS by the client, and by the budget through `signal`.
-    const passport = await fastify.upstream.call('passport.get_client',
-      { vendor: caller.vendor, login: caller.login, uid_client: caller.uid_client }, { headers, signal })
-    if (passport.kind === 'not_found') throw new ClientNotFoundError()
-    const found = passport.value
-    // Another client's record must never reach this caller, whatever the upstream does.
-    if (found.uid_client.toUpperCase() !== caller.uid_client) {
-      const { operation, status, redirects, duration_ms: duration } = passport.exchange
-      throw upstreamError('contract', { operation, status, redirects, duration_ms: duration })
-    }
-
-    // The dealers get what is left of the budget; when nothing is, they fail at once and are degraded.
-    const remaining = Math.max(1, Math.floor(budgetMs - (performance.now() - started)))
-    const sections = await loadDealerSections(fastify.upstream, caller.uid_client, { headers, signal, timeoutMs: remaining }, request.log)
-
-    if (sections.degraded.length > 0) reply.header('x-degraded', sections.degraded.join(','))
+    const { profile, degraded } = await joined.result
+    if (degraded !== undefined) reply.header('x-degraded', degraded)
     // Personal data: no shared cache may keep it.
     reply.header('cache-control', 'private, no-store')
-    return composer.compose(found, sections)
+    return profile
   })
 }
 

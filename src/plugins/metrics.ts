@@ -1,0 +1,204 @@
+// Prometheus metrics at GET /metrics, for operators only. One Registry per app (tests build many apps in
+// one process; the global registry would make their metrics clash). Every label value comes from a small
+// known set (route patterns, operation names, outcomes, sections): never a user id, login, token or key.
+// Off unless METRICS_API_KEY is set; a scrape then needs `Authorization: Bearer <METRICS_API_KEY>`.
+import fp from 'fastify-plugin'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import type { Config } from '../config.ts'
+import { UnauthorizedError } from '../errors.ts'
+import { consoleKeyCheck } from '../routes/console.ts'
+import type { ExchangeEvent, UpstreamObserver } from '../upstream/client.ts'
+import { operationNames, type OperationName } from '../upstream/operations.ts'
+
+export const METRICS_PATH = '/metrics'
+
+// A BFF answers in milliseconds to a few seconds; the top buckets frame the 5 s upstream and 8 s profile
+// deadlines so a request that ran into one shows up where it belongs.
+export const LATENCY_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 8, 10]
+
+/** At most this many distinct contract-violation paths are kept; later ones count under OTHER_PATH. */
+export const MAX_CONTRACT_PATHS = 100
+export const OTHER_PATH = '(other)'
+const MAX_PATH_LENGTH = 120
+
+/** Breaker states as the gauge reports them: 0 closed, 1 half-open, 2 open. */
+export const BREAKER_STATE_VALUES = { closed: 0, half_open: 1, open: 2 } as const
+export type BreakerState = keyof typeof BREAKER_STATE_VALUES
+
+/** The upstream observer with the breaker callback the client reports state changes to. */
+export interface MetricsObserver extends UpstreamObserver {
+  exchange (event: ExchangeEvent): void
+  breaker (operation: OperationName, state: BreakerState): void
+}
+
+export interface Metrics {
+  registry: Registry
+  /** Passed to the upstream client: every ended exchange and breaker change becomes a sample. */
+  observer: MetricsObserver
+  /** The onResponse hook's work: one sample per answered front request. */
+  recordResponse (request: FastifyRequest, reply: FastifyReply): void
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Null when metrics are off (METRICS_API_KEY unset). */
+    metrics: Metrics | null
+  }
+}
+
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
+const DEGRADED_SECTIONS = new Set(['discount', 'contractor'])
+
+/**
+ * A contract-violation path as a label: array indexes become `*` (one series per field, not per item),
+ * anything but plain pointer characters becomes `_`, and the length is bounded.
+ */
+export function normalizeContractPath (path: string): string {
+  const normal = path
+    .replace(/\/\d+(?=\/|$)/g, '/*')
+    .replace(/[^A-Za-z0-9_/*~.-]/g, '_')
+  return normal.slice(0, MAX_PATH_LENGTH)
+}
+
+export function createMetrics (): Metrics {
+  const registry = new Registry()
+  collectDefaultMetrics({ register: registry })
+  const registers = [registry]
+
+  const httpRequests = new Counter({
+    name: 'bff_http_requests_total',
+    help: 'Front requests answered, by route pattern, method and status code.',
+    labelNames: ['route', 'method', 'status_code'] as const,
+    registers
+  })
+  const httpDuration = new Histogram({
+    name: 'bff_http_request_duration_seconds',
+    help: 'Front request latency from arrival to the last byte sent, by route pattern, method and status code.',
+    labelNames: ['route', 'method', 'status_code'] as const,
+    buckets: LATENCY_BUCKETS_SECONDS,
+    registers
+  })
+  const upstreamRequests = new Counter({
+    name: 'bff_upstream_requests_total',
+    help: 'Upstream exchanges ended, by operation and outcome (ok, not_found, or why it failed).',
+    labelNames: ['operation', 'outcome'] as const,
+    registers
+  })
+  const upstreamDuration = new Histogram({
+    name: 'bff_upstream_request_duration_seconds',
+    help: 'Upstream exchange latency, redirects included, by operation and outcome.',
+    labelNames: ['operation', 'outcome'] as const,
+    buckets: LATENCY_BUCKETS_SECONDS,
+    registers
+  })
+  const upstreamRedirects = new Counter({
+    name: 'bff_upstream_redirects_total',
+    help: 'Redirect hops followed by upstream exchanges, by operation. Steady growth means a learned location keeps moving.',
+    labelNames: ['operation'] as const,
+    registers
+  })
+  const contractViolations = new Counter({
+    name: 'bff_upstream_contract_violations_total',
+    help: `Upstream answers that broke the operation's schema, by operation and JSON-pointer path (array indexes as *; at most ${MAX_CONTRACT_PATHS} paths).`,
+    labelNames: ['operation', 'path'] as const,
+    registers
+  })
+  const breakerState = new Gauge({
+    name: 'bff_upstream_breaker_state',
+    help: 'Circuit breaker state per upstream operation: 0 closed, 1 half-open, 2 open.',
+    labelNames: ['operation'] as const,
+    registers
+  })
+  const degradedSections = new Counter({
+    name: 'bff_profile_degraded_sections_total',
+    help: 'Profile answers sent without a section because its dealer lookup failed, by section.',
+    labelNames: ['section'] as const,
+    registers
+  })
+
+  // Known series start at zero, so rate() and alerts see them before the first event.
+  for (const operation of operationNames) {
+    upstreamRedirects.labels(operation).inc(0)
+    breakerState.labels(operation).set(BREAKER_STATE_VALUES.closed)
+  }
+  for (const section of DEGRADED_SECTIONS) degradedSections.labels(section).inc(0)
+
+  const seenPaths = new Set<string>()
+  function pathLabel (operation: string, path: string): string {
+    const normal = normalizeContractPath(path)
+    const key = `${operation} ${normal}`
+    if (seenPaths.has(key)) return normal
+    if (seenPaths.size >= MAX_CONTRACT_PATHS) return OTHER_PATH
+    seenPaths.add(key)
+    return normal
+  }
+
+  const observer: MetricsObserver = {
+    exchange (event) {
+      const labels = { operation: event.operation, outcome: event.outcome }
+      upstreamRequests.inc(labels)
+      upstreamDuration.observe(labels, event.duration_ms / 1000)
+      if (event.hops > 0) upstreamRedirects.inc({ operation: event.operation }, event.hops)
+      // Only a schema check names fields; status, content type and JSON failures count by outcome.
+      if (event.outcome === 'contract') {
+        for (const error of event.contractErrors) {
+          contractViolations.inc({ operation: event.operation, path: pathLabel(event.operation, error.path) })
+        }
+      }
+    },
+    breaker (operation, state) {
+      breakerState.set({ operation }, BREAKER_STATE_VALUES[state])
+    }
+  }
+
+  // Hot path: Fastify already times every reply (`elapsedTime`), so a request costs two label lookups.
+  function recordResponse (request: FastifyRequest, reply: FastifyReply): void {
+    const labels = {
+      // The pattern, never the raw URL: ids in paths and query strings stay out of the labels.
+      route: request.is404 ? 'not_found' : (request.routeOptions.url ?? 'unmatched'),
+      method: KNOWN_METHODS.has(request.method) ? request.method : 'other',
+      status_code: reply.statusCode
+    }
+    httpRequests.inc(labels)
+    httpDuration.observe(labels, reply.elapsedTime / 1000)
+    // The profile names its missing sections in x-degraded; reading it keeps the route unaware of metrics.
+    const degraded = reply.getHeader('x-degraded')
+    if (typeof degraded === 'string') {
+      for (const section of degraded.split(',')) {
+        degradedSections.inc({ section: DEGRADED_SECTIONS.has(section) ? section : 'other' })
+      }
+    }
+  }
+
+  return { registry, observer, recordResponse }
+}
+
+export default fp<{ config: Pick<Config, 'METRICS_API_KEY'> }>(async function metricsPlugin (fastify, { config }) {
+  if (config.METRICS_API_KEY === undefined) {
+    fastify.decorate('metrics', null)
+    return
+  }
+  const metrics = createMetrics()
+  fastify.decorate('metrics', metrics)
+  fastify.addHook('onResponse', function recordResponse (request, reply, done) {
+    metrics.recordResponse(request, reply)
+    done()
+  })
+
+  const keyMatches = consoleKeyCheck(config.METRICS_API_KEY)
+  fastify.get(METRICS_PATH, {
+    // An operator endpoint: not part of the API the mobile app reads about.
+    schema: { hide: true },
+    logLevel: 'warn'
+  }, async function scrape (request, reply) {
+    const header = request.headers.authorization
+    const presented = typeof header === 'string' && header.slice(0, 7).toLowerCase() === 'bearer ' ? header.slice(7).trim() : undefined
+    if (!keyMatches(presented)) {
+      reply.header('www-authenticate', 'Bearer realm="metrics"')
+      throw new UnauthorizedError('Metrics need Authorization: Bearer <METRICS_API_KEY>')
+    }
+    reply.header('cache-control', 'no-store')
+    return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics())
+  })
+}, { name: 'metrics' })
