@@ -1,0 +1,194 @@
+// A scriptable faulty upstream for fault tests and the soak (never imported by the service): a node:http
+// server in front of the sandbox upstream that, per operation, either passes the request through
+// (seeded answers, the 307 to the slash path, key checks) or misbehaves in one chosen way. It lives in
+// src/ so bench/soak.ts can use it without depending on test/.
+import { Agent as HttpAgent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { operationNames, operations, type KeyName, type OperationName } from '../upstream/operations.ts'
+import { startSandboxUpstream } from './upstream.ts'
+
+export type Fault =
+  | { kind: 'normal' } // the sandbox's answer
+  | { kind: 'slow', ms: number } // held, then the sandbox's answer
+  | { kind: 'status', status: number } // an HTML error page with that status
+  | { kind: 'reset' } // the socket destroyed before any byte of an answer
+  | { kind: 'garbage_json' } // 200, application/json, not JSON
+  | { kind: 'wrong_type' } // the sandbox's answer, labelled text/plain
+  | { kind: 'huge', bytes: number, declared?: boolean } // 200 JSON streamed in chunks; content-length only when declared
+  | { kind: 'redirect_loop', mode: 'self' | 'ping_pong' } // 307 to itself, or between the slashed and unslashed paths
+  | { kind: 'cross_origin' } // 307 to the same path on `elsewhere`
+
+/** A fault, or a function choosing one per request (the soak's random faults). */
+export type FaultScript = Fault | ((operation: OperationName) => Fault)
+
+export const MiB = 1024 * 1024
+
+/** What a huge answer got to send before the client stopped reading. */
+export interface HugeReport { operation: OperationName, bytesWritten: number, complete: boolean }
+
+export interface RecordedRequest { method: string, url: string, headers: IncomingHttpHeaders }
+
+export interface FaultUpstream {
+  url: string
+  /** Another origin (another port on 127.0.0.1) that records every request it gets. */
+  elsewhere: { url: string, requests (): RecordedRequest[] }
+  /** Every later request of `operation` meets `script` (after any queued faults). */
+  set (operation: OperationName, script: FaultScript): void
+  /** The next requests of `operation` meet these faults, one each, before the set script again. */
+  queue (operation: OperationName, ...faults: Fault[]): void
+  /** Requests received per operation (both paths, redirects included) since the last reset. */
+  counts (): Record<OperationName, number>
+  /** Every huge answer started, once it ended. */
+  huge (): HugeReport[]
+  /** All operations back to normal, counts and records cleared. */
+  reset (): void
+  close (): Promise<void>
+}
+
+const NORMAL: Fault = { kind: 'normal' }
+const CHUNK = Buffer.alloc(64 * 1024, ' ')
+
+async function listen (server: Server): Promise<string> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => { server.off('error', reject); resolve() })
+  })
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+}
+
+function stop (server: Server): Promise<void> {
+  return new Promise(resolve => {
+    server.close(() => resolve())
+    server.closeAllConnections()
+  })
+}
+
+export async function startFaultUpstream (options: { keys: Record<KeyName, string> }): Promise<FaultUpstream> {
+  const sandbox = await startSandboxUpstream({ keys: options.keys })
+  const target = new URL(sandbox.url)
+  const agent = new HttpAgent({ keepAlive: true })
+
+  const byPath = new Map<string, OperationName>()
+  for (const name of operationNames) {
+    byPath.set(operations[name].path, name)
+    byPath.set(operations[name].path + '/', name)
+  }
+  const zero = () => Object.fromEntries(operationNames.map(n => [n, 0])) as Record<OperationName, number>
+  let counts = zero()
+  let hugeReports: HugeReport[] = []
+  let recorded: RecordedRequest[] = []
+  const scripts = new Map<OperationName, FaultScript>()
+  const queued = new Map<OperationName, Fault[]>()
+  const timers = new Set<NodeJS.Timeout>()
+
+  const elsewhere = createServer((req, res) => {
+    recorded.push({ method: req.method ?? '', url: req.url ?? '', headers: { ...req.headers } })
+    req.resume()
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{}')
+  })
+  const elsewhereUrl = await listen(elsewhere)
+
+  /** Passes the request to the sandbox; `type` replaces the answer's content type. */
+  function forward (req: IncomingMessage, res: ServerResponse, type?: string): void {
+    const out = httpRequest({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers, agent }, answer => {
+      const headers = { ...answer.headers, ...(type === undefined ? {} : { 'content-type': type }) }
+      res.writeHead(answer.statusCode ?? 502, headers)
+      answer.pipe(res)
+    })
+    out.on('error', () => res.destroy())
+    res.on('close', () => { if (!res.writableFinished) out.destroy() })
+    req.pipe(out)
+  }
+
+  function streamHuge (res: ServerResponse, operation: OperationName, bytes: number, declared: boolean): void {
+    const report: HugeReport = { operation, bytesWritten: 0, complete: false }
+    res.writeHead(200, { 'content-type': 'application/json', ...(declared ? { 'content-length': bytes } : {}) })
+    let ended = false
+    res.on('close', () => {
+      if (!ended) { ended = true; hugeReports.push(report) }
+    })
+    // One reused chunk, written only as fast as the client reads: the server itself never holds 40 MiB.
+    const pump = (): void => {
+      while (report.bytesWritten < bytes && !res.destroyed) {
+        const size = Math.min(CHUNK.length, bytes - report.bytesWritten)
+        report.bytesWritten += size
+        if (!res.write(size === CHUNK.length ? CHUNK : CHUNK.subarray(0, size))) {
+          res.once('drain', pump)
+          return
+        }
+      }
+      if (report.bytesWritten >= bytes && !res.destroyed) {
+        report.complete = true
+        res.end()
+      }
+    }
+    pump()
+  }
+
+  function misbehave (req: IncomingMessage, res: ServerResponse, operation: OperationName, fault: Fault): void {
+    const path = (req.url ?? '/').split('?')[0] ?? '/'
+    if (fault.kind === 'normal') return forward(req, res)
+    if (fault.kind === 'wrong_type') return forward(req, res, 'text/plain; charset=utf-8')
+    if (fault.kind === 'reset') {
+      req.socket.destroy()
+      return
+    }
+    if (fault.kind === 'slow') {
+      const timer = setTimeout(() => { timers.delete(timer); if (!res.destroyed) forward(req, res) }, fault.ms)
+      timers.add(timer)
+      res.on('close', () => { clearTimeout(timer); timers.delete(timer) })
+      return
+    }
+    req.resume()
+    switch (fault.kind) {
+      case 'status':
+        res.writeHead(fault.status, { 'content-type': 'text/html' }).end(`<html><body><h1>${fault.status}</h1></body></html>`)
+        return
+      case 'garbage_json':
+        res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end('{"success": tru\u0000e, "data": [')
+        return
+      case 'huge':
+        return streamHuge(res, operation, fault.bytes, fault.declared === true)
+      case 'redirect_loop': {
+        const location = fault.mode === 'self' ? path : path.endsWith('/') ? path.slice(0, -1) : `${path}/`
+        res.writeHead(307, { location, 'content-type': 'text/html' }).end('<html>Temporary Redirect</html>')
+        return
+      }
+      case 'cross_origin':
+        res.writeHead(307, { location: `${elsewhereUrl}${path.endsWith('/') ? path : `${path}/`}`, 'content-type': 'text/html' }).end()
+    }
+  }
+
+  const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+    const operation = byPath.get((req.url ?? '/').split('?')[0] ?? '/')
+    if (operation === undefined) return forward(req, res)
+    counts[operation]++
+    const next = queued.get(operation)?.shift()
+    const script = next ?? scripts.get(operation) ?? NORMAL
+    misbehave(req, res, operation, typeof script === 'function' ? script(operation) : script)
+  })
+  const url = await listen(server)
+
+  return {
+    url,
+    elsewhere: { url: elsewhereUrl, requests: () => [...recorded] },
+    set (operation, script) { scripts.set(operation, script) },
+    queue (operation, ...faults) { queued.set(operation, [...(queued.get(operation) ?? []), ...faults]) },
+    counts: () => ({ ...counts }),
+    huge: () => [...hugeReports],
+    reset () {
+      scripts.clear()
+      queued.clear()
+      counts = zero()
+      hugeReports = []
+      recorded = []
+    },
+    async close () {
+      for (const timer of timers) clearTimeout(timer)
+      timers.clear()
+      await Promise.all([stop(server), stop(elsewhere)])
+      agent.destroy()
+      await sandbox.close()
+    }
+  }
+}

@@ -1,0 +1,82 @@
+// Fault tests over real HTTP: the scriptable fault upstream (src/sandbox/faults.ts, shared with the soak)
+// and the service from buildApp on port 0 in front of it, both closed at teardown.
+import type { Test } from 'tap'
+import { Compile } from 'typebox/compile'
+import { ErrorBody } from '../../schemas/errors.ts'
+import { buildApp } from '../../src/app.ts'
+import { signToken } from '../../src/auth/sign.ts'
+import { loadConfig } from '../../src/config.ts'
+import { startFaultUpstream, type FaultUpstream } from '../../src/sandbox/faults.ts'
+import type { PassportParams } from '../../schemas/passport.ts'
+import { CONSOLE_KEY, DEALER_KEY, JWT_SECRET, PASSPORT_KEY } from './build-app.ts'
+
+export { MiB, type Fault, type FaultUpstream } from '../../src/sandbox/faults.ts'
+
+export const SECRETS = { PASSPORT_KEY, DEALER_KEY, CONSOLE_KEY, JWT_SECRET }
+
+/** Limits that would otherwise answer 429/503 to a test's quick succession of requests. */
+export const RELAXED_LIMITS = {
+  RATE_LIMIT_PROFILE_PER_MINUTE: '1000000',
+  RATE_LIMIT_CONSOLE_PER_MINUTE: '1000000'
+}
+
+export async function faultUpstream (t: Test): Promise<FaultUpstream> {
+  const upstream = await startFaultUpstream({ keys: { passport: PASSPORT_KEY, dealer: DEALER_KEY } })
+  t.teardown(() => upstream.close())
+  return upstream
+}
+
+/** The service listening on 127.0.0.1:0 in front of `upstreamUrl`; answers its base URL. */
+export async function faultService (t: Test, upstreamUrl: string, env: Record<string, string> = {}): Promise<string> {
+  const config = loadConfig({
+    UPSTREAM_URL: upstreamUrl,
+    PASSPORT_API_KEY: PASSPORT_KEY,
+    DEALER_API_KEY: DEALER_KEY,
+    AUTH_JWT_SECRET: JWT_SECRET,
+    CONSOLE_API_KEY: CONSOLE_KEY,
+    LOG_LEVEL: 'silent',
+    ...RELAXED_LIMITS,
+    ...env
+  })
+  const app = await buildApp(config)
+  t.teardown(() => app.close())
+  return await app.listen({ host: '127.0.0.1', port: 0 })
+}
+
+export const profileOf = (base: string, who: PassportParams) => fetch(`${base}/api/users/profile`, {
+  headers: { authorization: `Bearer ${signToken({ sub: who.uid_client, login: who.login, vendor: who.vendor }, JWT_SECRET)}` }
+})
+
+export const consoleCall = (base: string, operation: string, params: object) => fetch(`${base}/request-console`, {
+  method: 'POST',
+  headers: { 'content-type': 'application/json', 'x-console-key': CONSOLE_KEY },
+  body: JSON.stringify({ operation, params })
+})
+
+const isErrorBody = Compile(ErrorBody)
+
+/**
+ * Reads an answer and checks what every answer owes its caller: an x-request-id, no secret anywhere,
+ * and for an error the exact ErrorBody. Answers the parsed body.
+ */
+export async function readAnswer (t: Test, res: Response): Promise<{ status: number, headers: Headers, body: unknown }> {
+  const text = await res.text()
+  t.ok(res.headers.get('x-request-id'), 'x-request-id present')
+  const head = JSON.stringify([...res.headers])
+  for (const [name, secret] of Object.entries(SECRETS)) {
+    if (text.includes(secret) || head.includes(secret)) t.fail(`${name} leaked into the answer`)
+  }
+  const body: unknown = JSON.parse(text)
+  if (res.status >= 400) t.ok(isErrorBody.Check(body), `the ${res.status} body is exactly an ErrorBody`)
+  return { status: res.status, headers: res.headers, body }
+}
+
+/** Waits until `ready()` holds, checking every 10 ms, for at most `limitMs`. */
+export async function until (ready: () => boolean, limitMs = 5000): Promise<boolean> {
+  const end = Date.now() + limitMs
+  while (!ready()) {
+    if (Date.now() > end) return false
+    await new Promise(resolve => setTimeout(resolve, 10))
+  }
+  return true
+}
