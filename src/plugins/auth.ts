@@ -104,7 +104,9 @@ export default fp<{ config: Config }>(async function auth (fastify, { config }) 
     try {
       claims = fastify.jwt.verify(token)
     } catch (error) {
-      if (!isTokenError(error)) throw error
+      // fast-jwt describes an `exp` far in the past or an `nbf` far in the future with a date Date cannot
+      // hold, and throws that RangeError instead of its own error: the token's fault too, not a 500.
+      if (!isTokenError(error) && !(error instanceof RangeError)) throw error
       // The library's message is not passed on: a fixed text, never any part of the token.
       throw refuse(reply, INVALID_TOKEN, error.code === 'FAST_JWT_EXPIRED' ? 'The bearer token has expired' : 'The bearer token is invalid')
     }
