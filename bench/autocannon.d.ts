@@ -1,0 +1,53 @@
+// The part of autocannon's programmatic API the bench uses (the package ships no types).
+declare module 'autocannon' {
+  export interface Request {
+    method?: string
+    path?: string
+    headers?: Record<string, string>
+    body?: string
+  }
+
+  export interface Options {
+    url: string
+    connections?: number
+    /** Seconds; ignored when `amount` is set. */
+    duration?: number
+    /** Total requests, spread evenly over the connections; each ends after its last answer. */
+    amount?: number
+    /** Seconds to wait for an answer. */
+    timeout?: number
+    method?: string
+    headers?: Record<string, string>
+    body?: string
+    requests?: Request[]
+  }
+
+  /** Milliseconds, as hdr-histogram percentiles (1 ms resolution). */
+  export interface Latency {
+    average: number
+    mean: number
+    stddev: number
+    min: number
+    max: number
+    p50: number
+    p90: number
+    p97_5: number
+    p99: number
+  }
+
+  export interface Result {
+    latency: Latency
+    requests: { average: number, mean: number, total: number, sent: number }
+    duration: number
+    errors: number
+    timeouts: number
+    mismatches: number
+    non2xx: number
+    resets: number
+    '2xx': number
+    statusCodeStats: Record<string, { count: number }>
+  }
+
+  function autocannon (options: Options): Promise<Result>
+  export default autocannon
+}
