@@ -26,6 +26,7 @@ export const ConfigSchema = Type.Object({
   UPSTREAM_MAX_BODY_BYTES: Type.Integer({ minimum: 1024, maximum: 64 * 1024 * 1024, default: 1024 * 1024, description: 'Largest upstream answer read; a larger one is a bad response.' }),
   UPSTREAM_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 1024, default: 128, description: 'Keep-alive connections per upstream origin.' }),
   METRICS_API_KEY: Type.Optional(Type.String({ minLength: 16, description: 'Turns on GET /metrics, scraped with Authorization: Bearer <key>; unset, metrics are off and the route answers 404.' })),
+  SHUTDOWN_GRACE_MS: Millis(10_000, 'On SIGTERM, how long in-flight requests may take to finish before the process is stopped.'),
   RATE_LIMIT_PROFILE_PER_MINUTE: PerMinute(120, 'Profile requests per client (token sub) per minute.'),
   RATE_LIMIT_CONSOLE_PER_MINUTE: PerMinute(30, 'Console requests per caller address per minute.'),
   LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map(l => Type.Literal(l)), { default: 'info', description: 'pino log level.' })

@@ -14,10 +14,20 @@ async function main (): Promise<void> {
     process.exit(1)
   }
   const app = await buildApp(config)
-  closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+  // On SIGTERM/SIGINT: readiness turns 503, the listener closes (new connections are refused), in-flight
+  // requests finish, then the upstream agent closes and the process exits 0. Requests still running after
+  // SHUTDOWN_GRACE_MS are cut off and the exit code is 1; a second signal exits at once.
+  closeWithGrace({
+    delay: config.SHUTDOWN_GRACE_MS,
+    // A failing close is logged as JSON like everything else (the default is console).
+    logger: { error: (err: unknown) => { app.log.error({ err }, 'graceful shutdown failed') } },
+    onTimeout: delay => { app.log.error({ graceMs: delay }, 'in-flight requests outlived the shutdown grace; exiting') },
+    onSecondSignal: signal => { app.log.warn({ signal }, 'second signal; exiting without waiting') }
+  }, async ({ signal, err }) => {
     if (err !== undefined) app.log.error({ err }, 'shutting down after an error')
-    else app.log.info({ signal }, 'shutting down')
+    else app.log.info({ signal, graceMs: config.SHUTDOWN_GRACE_MS }, 'shutting down')
     await app.close()
+    app.log.info('shut down')
   })
   await app.listen({ host: config.HOST, port: config.PORT })
 }

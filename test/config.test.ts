@@ -40,11 +40,13 @@ t.test('defaults fill what is left out, numbers are numbers', async t => {
     PROFILE_TIMEOUT_MS: 8000,
     UPSTREAM_MAX_BODY_BYTES: 1024 * 1024,
     UPSTREAM_CONNECTIONS: 128,
+    SHUTDOWN_GRACE_MS: 10_000,
     RATE_LIMIT_PROFILE_PER_MINUTE: 120,
     RATE_LIMIT_CONSOLE_PER_MINUTE: 30,
     LOG_LEVEL: 'info'
   }, 'unrelated variables such as PATH are not part of the config')
   t.notOk('CONSOLE_API_KEY' in config, 'the console stays closed unless its key is set')
+  t.notOk('METRICS_API_KEY' in config, 'metrics stay off unless their key is set')
 })
 
 t.test('every variable set is read', async t => {

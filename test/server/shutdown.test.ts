@@ -1,0 +1,186 @@
+// `npm start` as a real process: it refuses to start on a bad configuration, and on SIGTERM it stops
+// accepting, finishes the requests in flight within SHUTDOWN_GRACE_MS, and exits 0 (1 past the grace).
+import { spawn, type ChildProcess } from 'node:child_process'
+import { request } from 'node:http'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { connect } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import t, { type Test } from 'tap'
+import { startSandboxUpstream, type SandboxUpstream } from '../../src/sandbox/upstream.ts'
+import { DEALER_KEY, JWT_SECRET, PASSPORT_KEY } from '../helpers/build-app.ts'
+import { hs256 } from '../helpers/tokens.ts'
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+const SERVER = join(ROOT, 'src/server.ts')
+// Each upstream answer (the 307 to the slash path included) is held this long, so a profile request
+// is in flight for several of them: long enough to send a signal and probe the listener meanwhile.
+const UPSTREAM_DELAY_MS = 500
+
+interface LogLine { level: number, msg: string, [key: string]: unknown }
+
+interface Server {
+  child: ChildProcess
+  url: string
+  logs: LogLine[]
+  exited: Promise<{ code: number | null, signal: NodeJS.Signals | null }>
+}
+
+/** Started with only the variables given, from an empty directory so no `.env` is read. */
+async function startServer (t: Test, sandbox: SandboxUpstream, env: Record<string, string> = {}): Promise<Server> {
+  const cwd = mkdtempSync(join(tmpdir(), 'bff-shutdown-'))
+  const child = spawn(process.execPath, [SERVER], {
+    cwd,
+    env: {
+      HOST: '127.0.0.1',
+      PORT: '0',
+      UPSTREAM_URL: sandbox.url,
+      PASSPORT_API_KEY: PASSPORT_KEY,
+      DEALER_API_KEY: DEALER_KEY,
+      AUTH_JWT_SECRET: JWT_SECRET,
+      LOG_LEVEL: 'info',
+      ...env
+    },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  const exited = new Promise<{ code: number | null, signal: NodeJS.Signals | null }>(resolve => {
+    child.once('exit', (code, signal) => resolve({ code, signal }))
+  })
+  t.teardown(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+    await exited
+    rmSync(cwd, { recursive: true, force: true })
+  })
+
+  const logs: LogLine[] = []
+  let stderr = ''
+  child.stderr!.setEncoding('utf8').on('data', (text: string) => { stderr += text })
+  const url = await new Promise<string>((resolve, reject) => {
+    let buffered = ''
+    child.stdout!.setEncoding('utf8').on('data', (text: string) => {
+      buffered += text
+      const lines = buffered.split('\n')
+      buffered = lines.pop()!
+      for (const line of lines) {
+        const entry = JSON.parse(line) as LogLine
+        logs.push(entry)
+        const listening = /^Server listening at (http:\/\/\S+)$/.exec(entry.msg)
+        if (listening !== null) resolve(listening[1]!)
+      }
+    })
+    child.once('exit', code => reject(new Error(`the server exited (${code}) before listening: ${stderr}`)))
+  })
+  return { child, url, logs, exited }
+}
+
+interface Answer { status: number, headers: Record<string, unknown>, body: string }
+
+/** One request on its own connection (no keep-alive pool that could hold the server open). */
+function get (url: string, headers: Record<string, string>): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers, agent: false }, res => {
+      let body = ''
+      res.setEncoding('utf8').on('data', (chunk: string) => { body += chunk })
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }))
+      res.on('error', reject)
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+/** Resolves with the error code of a refused connection; a connection that is accepted is closed and tried again. */
+async function refusedConnection (url: string, inFlight: () => boolean): Promise<string> {
+  const { hostname, port } = new URL(url)
+  for (;;) {
+    const outcome = await new Promise<string>(resolve => {
+      const socket = connect(Number(port), hostname)
+      socket.once('connect', () => { socket.destroy(); resolve('accepted') })
+      socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'))
+    })
+    if (outcome !== 'accepted') return outcome
+    if (!inFlight()) throw new Error('the listener still accepted connections once the in-flight request was answered')
+    await new Promise(resolve => setTimeout(resolve, 10))
+  }
+}
+
+/** Waits until the sandbox has received the passport call at its slash path (and is holding its answer). */
+async function passportReached (sandbox: SandboxUpstream): Promise<void> {
+  while (sandbox.counts().byOperation['passport.get_client'] === 0) await new Promise(resolve => setTimeout(resolve, 5))
+}
+
+async function sandboxFor (t: Test, delayMs: number): Promise<SandboxUpstream> {
+  const sandbox = await startSandboxUpstream({ keys: { passport: PASSPORT_KEY, dealer: DEALER_KEY }, delayMs })
+  t.teardown(() => sandbox.close())
+  return sandbox
+}
+
+t.test('SIGTERM with a profile in flight: no new connection, the profile answered whole, exit 0', async t => {
+  const sandbox = await sandboxFor(t, UPSTREAM_DELAY_MS)
+  const server = await startServer(t, sandbox)
+
+  let answered = false
+  const profile = get(`${server.url}/api/users/profile`, { authorization: `Bearer ${hs256()}` })
+    .finally(() => { answered = true })
+  await passportReached(sandbox)
+  t.ok(server.child.kill('SIGTERM'), 'signal sent')
+
+  t.equal(await refusedConnection(server.url, () => !answered), 'ECONNREFUSED', 'a new connection is refused while the profile is still in flight')
+  t.notOk(answered, 'the listener closed before the in-flight request was answered')
+
+  const res = await profile
+  t.equal(res.status, 200)
+  const body = JSON.parse(res.body) as { degraded: string[], contractor: unknown }
+  // The dealer calls start after the signal: the upstream agent is still open for them.
+  t.strictSame(body.degraded, [], 'no section degraded by the shutdown')
+  t.ok(body.contractor !== null, 'the contractor, loaded after the signal, is there')
+  t.equal(sandbox.counts().total, 3, 'passport, discount and contractor all reached the upstream')
+
+  t.strictSame(await server.exited, { code: 0, signal: null })
+  const messages = server.logs.map(line => line.msg)
+  t.ok(messages.includes('shutting down'), 'the signal is logged')
+  t.ok(messages.indexOf('shut down') > messages.indexOf('shutting down'), 'the close, upstream agent included, completed before the exit')
+  t.notOk(server.logs.some(line => line.level >= 50), 'no error logged')
+})
+
+t.test('past SHUTDOWN_GRACE_MS the process stops anyway, with exit code 1', async t => {
+  const sandbox = await sandboxFor(t, 30_000)
+  const server = await startServer(t, sandbox, { SHUTDOWN_GRACE_MS: '200' })
+
+  const profile = get(`${server.url}/api/users/profile`, { authorization: `Bearer ${hs256()}` }).then(() => 'answered', (error: NodeJS.ErrnoException) => error.code)
+  // The 307 is held first; wait for the request to reach the server at all before signalling.
+  while (sandbox.counts().redirects === 0) await new Promise(resolve => setTimeout(resolve, 5))
+  server.child.kill('SIGTERM')
+
+  t.strictSame(await server.exited, { code: 1, signal: null })
+  t.equal(await profile, 'ECONNRESET', 'the request that outlived the grace is cut off')
+  t.ok(server.logs.some(line => line.msg.includes('outlived the shutdown grace') && line.graceMs === 200), 'the timeout is logged with the grace')
+})
+
+t.test('npm start with a missing and a malformed variable exits non-zero, names both, never listens', async t => {
+  const child = spawn('npm', ['start'], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? tmpdir(),
+      // Empty counts as unset, and overrides any .env of the checkout.
+      UPSTREAM_URL: '',
+      PORT: 'eighty',
+      PASSPORT_API_KEY: PASSPORT_KEY,
+      DEALER_API_KEY: DEALER_KEY,
+      AUTH_JWT_SECRET: JWT_SECRET
+    },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8').on('data', (text: string) => { stdout += text })
+  child.stderr.setEncoding('utf8').on('data', (text: string) => { stderr += text })
+  const code = await new Promise<number | null>(resolve => child.once('exit', resolve))
+  t.not(code, 0)
+  t.match(stderr, /UPSTREAM_URL is required/)
+  t.match(stderr, /PORT /)
+  t.notOk(stdout.includes('Server listening'), 'never listened')
+  for (const secret of [PASSPORT_KEY, DEALER_KEY, JWT_SECRET]) t.notOk(stderr.includes(secret) || stdout.includes(secret), 'no secret printed')
+})
