@@ -25,6 +25,8 @@ export const ConfigSchema = Type.Object({
   PROFILE_TIMEOUT_MS: Millis(8000, 'The whole profile request, all upstream calls included.'),
   UPSTREAM_MAX_BODY_BYTES: Type.Integer({ minimum: 1024, maximum: 64 * 1024 * 1024, default: 1024 * 1024, description: 'Largest upstream answer read; a larger one is a bad response.' }),
   UPSTREAM_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 1024, default: 128, description: 'Keep-alive connections per upstream origin.' }),
+  UPSTREAM_BREAKER_THRESHOLD: Type.Integer({ minimum: 1, maximum: 1000, default: 5, description: 'Consecutive failures of one upstream operation that open its circuit breaker; while open, calls fail at once with 503.' }),
+  UPSTREAM_BREAKER_HALF_OPEN_MS: Millis(10_000, 'How long an open circuit breaker refuses calls before one probe call may close it.'),
   METRICS_API_KEY: Type.Optional(Type.String({ minLength: 16, description: 'Turns on GET /metrics, scraped with Authorization: Bearer <key>; unset, metrics are off and the route answers 404.' })),
   SHUTDOWN_GRACE_MS: Millis(10_000, 'On SIGTERM, how long in-flight requests may take to finish before the process is stopped.'),
   RATE_LIMIT_PROFILE_PER_MINUTE: PerMinute(120, 'Profile requests per client (token sub) per minute.'),

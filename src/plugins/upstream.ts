@@ -25,6 +25,7 @@ export default fp<UpstreamPluginOptions>(async function upstreamPlugin (fastify,
     timeoutMs: config.UPSTREAM_TIMEOUT_MS,
     maxBodyBytes: config.UPSTREAM_MAX_BODY_BYTES,
     connections: config.UPSTREAM_CONNECTIONS,
+    breaker: { threshold: config.UPSTREAM_BREAKER_THRESHOLD, halfOpenAfterMs: config.UPSTREAM_BREAKER_HALF_OPEN_MS },
     ...(dispatcher === undefined ? {} : { dispatcher }),
     ...(observer === undefined ? {} : { observer })
   })
