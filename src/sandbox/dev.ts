@@ -8,7 +8,7 @@ import closeWithGrace from 'close-with-grace'
 import { prettyFactory } from 'pino-pretty'
 import { buildApp, type App } from '../app.ts'
 import { signToken } from '../auth/sign.ts'
-import { ConfigError, loadConfig, type Config } from '../config.ts'
+import { ConfigError, loadConfig } from '../config.ts'
 import { loggerOptions } from '../logger.ts'
 import { DOCS_PREFIX } from '../plugins/docs.ts'
 import { startSandboxUpstream, type SandboxUpstream } from './upstream.ts'
@@ -24,8 +24,8 @@ export interface DevOptions {
   env?: Record<string, string | undefined>
   /** Overrides env PORT; 0 picks a free port. */
   port?: number
-  /** Overrides env LOG_LEVEL. */
-  logLevel?: Config['LOG_LEVEL']
+  /** Overrides env LOG_LEVEL; validated like the variable. */
+  logLevel?: string
   /** Where the human-readable log lines go (default stdout). */
   log?: { write (text: string): unknown }
 }

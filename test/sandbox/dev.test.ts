@@ -148,7 +148,7 @@ t.test('as a process: prints the curl line, serves the profile, and SIGINT stops
 
   // The console curl line is the last thing the banner prints.
   const printed = await new Promise<boolean>(resolve => {
-    const timer = setTimeout(() => resolve(false), 20_000)
+    const timer = setTimeout(() => resolve(false), 30_000)
     const check = () => {
       if (/^ {2}curl -sS -X POST .*$/m.test(stdout)) {
         clearTimeout(timer)
