@@ -8,7 +8,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { Config } from '../config.ts'
 import { UnauthorizedError } from '../errors.ts'
 import { consoleKeyCheck } from '../routes/console.ts'
-import type { ExchangeEvent, UpstreamObserver } from '../upstream/client.ts'
+import type { BreakerState, ExchangeEvent, UpstreamObserver } from '../upstream/client.ts'
 import { operationNames, type OperationName } from '../upstream/operations.ts'
 
 export const METRICS_PATH = '/metrics'
@@ -23,8 +23,7 @@ export const OTHER_PATH = '(other)'
 const MAX_PATH_LENGTH = 120
 
 /** Breaker states as the gauge reports them: 0 closed, 1 half-open, 2 open. */
-export const BREAKER_STATE_VALUES = { closed: 0, half_open: 1, open: 2 } as const
-export type BreakerState = keyof typeof BREAKER_STATE_VALUES
+export const BREAKER_STATE_VALUES: Record<BreakerState, number> = { closed: 0, half_open: 1, open: 2 }
 
 /** The upstream observer with the breaker callback the client reports state changes to. */
 export interface MetricsObserver extends UpstreamObserver {

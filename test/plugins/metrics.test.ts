@@ -196,6 +196,20 @@ t.test('contract path labels: indexes folded, odd characters replaced, length an
   t.equal(value(samples, 'bff_upstream_contract_violations_total', { path: OTHER_PATH }), 50)
 })
 
+t.test('the upstream client reports its breakers to the gauge', async t => {
+  const { app, agent, upstream } = await buildTestApp(t, { METRICS_API_KEY: METRICS_KEY, UPSTREAM_BREAKER_THRESHOLD: '1' })
+  answer(upstream, operations['dealer.discount'].path, 500, { success: false })
+  const params = { uid_client: fx.IVANOV.uid_client }
+  await t.rejects(app.upstream.call('dealer.discount', params), { reason: 'status' })
+  await t.rejects(app.upstream.call('dealer.discount', params), { reason: 'breaker_open' }, 'open: nothing sent')
+  agent.assertNoPendingInterceptors()
+
+  const { samples } = await scrape(app)
+  t.equal(value(samples, 'bff_upstream_breaker_state', { operation: 'dealer.discount' }), 2, 'open')
+  t.equal(value(samples, 'bff_upstream_breaker_state', { operation: 'dealer.client' }), 0, 'the others stay closed')
+  t.equal(value(samples, 'bff_upstream_requests_total', { operation: 'dealer.discount', outcome: 'breaker_open' }), 1)
+})
+
 t.test('breaker state gauge: 0 closed, 1 half-open, 2 open', async t => {
   const metrics = createMetrics()
   const state = async () => value(parse(await metrics.registry.metrics()), 'bff_upstream_breaker_state', { operation: 'dealer.discount' })
