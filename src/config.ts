@@ -2,6 +2,7 @@
 // types and defaults; every bad variable is named at once so an operator fixes them in one go.
 import envSchema from 'env-schema'
 import { readFileSync } from 'node:fs'
+import { isIP } from 'node:net'
 import { resolve } from 'node:path'
 import { parseEnv } from 'node:util'
 import { Type, type Static } from 'typebox'
@@ -31,6 +32,19 @@ export const ConfigSchema = Type.Object({
   SHUTDOWN_GRACE_MS: Millis(10_000, 'On SIGTERM, how long in-flight requests may take to finish before the process is stopped.'),
   RATE_LIMIT_PROFILE_PER_MINUTE: PerMinute(120, 'Profile requests per client (token sub) per minute.'),
   RATE_LIMIT_CONSOLE_PER_MINUTE: PerMinute(30, 'Console requests per caller address per minute.'),
+  RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: PerMinute(30, 'Refused credentials (401) per caller address per minute; past it, the address gets 429 before any token or key is checked.'),
+  TRUST_PROXY: Type.Optional(Type.String({ description: 'Balancers whose X-Forwarded-For is believed: `true` (every peer) or a comma list of addresses, CIDRs or loopback/linklocal/uniquelocal; unset, the peer address is the client.' })),
+  CORS_ORIGINS: Type.Optional(Type.String({ pattern: '^https?://[^/\\s,]+(\\s*,\\s*https?://[^/\\s,]+)*$', description: 'Comma list of exact browser origins (scheme://host[:port]) allowed by CORS; unset, CORS is off.' })),
+  SERVER_HEADERS_TIMEOUT_MS: Millis(10_000, 'Time a client has to send the request headers.'),
+  SERVER_REQUEST_TIMEOUT_MS: Millis(15_000, 'Time a client has to send the whole request, body included (not the time to answer it).'),
+  SERVER_CONNECTION_TIMEOUT_MS: Millis(20_000, 'Socket inactivity allowed while a request is in progress, handling included; above PROFILE_TIMEOUT_MS and UPSTREAM_TIMEOUT_MS.'),
+  SERVER_KEEP_ALIVE_TIMEOUT_MS: Millis(72_000, 'Idle keep-alive connection lifetime; above the balancer\'s idle timeout (often 60 s).'),
+  SERVER_MAX_REQUESTS_PER_SOCKET: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0, description: 'Requests served on one connection before it is closed; 0 is no limit.' }),
+  SERVER_BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 1024 * 1024, default: 16 * 1024, description: 'Largest request body of a route without its own limit (the console has 16 KiB).' }),
+  UNDER_PRESSURE_MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 1000, description: 'Mean event loop delay above which requests are shed with 503; 0 is off.' }),
+  UNDER_PRESSURE_MAX_HEAP_USED_MB: Type.Integer({ minimum: 0, maximum: 1024 * 1024, default: 0, description: 'Heap used (MiB) above which requests are shed with 503; 0 is off.' }),
+  UNDER_PRESSURE_MAX_RSS_MB: Type.Integer({ minimum: 0, maximum: 1024 * 1024, default: 0, description: 'Resident set size (MiB) above which requests are shed with 503; 0 is off.' }),
+  UNDER_PRESSURE_SAMPLE_INTERVAL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 1000, description: 'How often event loop delay and memory are sampled for load shedding.' }),
   LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map(l => Type.Literal(l)), { default: 'info', description: 'pino log level.' })
 })
 
@@ -99,6 +113,43 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
   const publicKey = data.AUTH_JWT_PUBLIC_KEY
   if (secret === undefined && publicKey === undefined) problems.push('AUTH_JWT_SECRET or AUTH_JWT_PUBLIC_KEY is required')
   if (secret !== undefined && publicKey !== undefined) problems.push('set only one of AUTH_JWT_SECRET and AUTH_JWT_PUBLIC_KEY')
+  if (data.TRUST_PROXY !== undefined && trustProxySetting(data.TRUST_PROXY) === undefined) {
+    problems.push('TRUST_PROXY must be true, false, or a comma list of addresses, CIDRs or loopback/linklocal/uniquelocal')
+  }
+  if (config !== undefined) problems.push(...serverTimeoutProblems(config))
   if (problems.length > 0 || config === undefined) throw new ConfigError(problems)
   return config
+}
+
+const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal'])
+
+/** One TRUST_PROXY entry: an address, an address/prefix, or one of proxy-addr's names. */
+function isProxyEntry (entry: string): boolean {
+  if (PROXY_NAMES.has(entry)) return true
+  const [address = '', prefix, ...rest] = entry.split('/')
+  const family = isIP(address)
+  if (family === 0 || rest.length > 0) return false
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128))
+}
+
+/**
+ * Fastify's `trustProxy` from TRUST_PROXY; undefined when the value is not acceptable. A hop count is
+ * not accepted: it would believe X-Forwarded-For from any direct peer (Fastify itself fails it closed).
+ */
+export function trustProxySetting (value: string | undefined): boolean | string[] | undefined {
+  if (value === undefined || value === 'false') return false
+  if (value === 'true') return true
+  const entries = value.split(',').map(entry => entry.trim())
+  return entries.every(isProxyEntry) ? entries : undefined
+}
+
+/** Timeouts that only make sense in relation to each other. */
+function serverTimeoutProblems (config: Config): string[] {
+  const problems: string[] = []
+  // Node refuses a headers timeout beyond the request timeout.
+  if (config.SERVER_HEADERS_TIMEOUT_MS > config.SERVER_REQUEST_TIMEOUT_MS) problems.push('SERVER_HEADERS_TIMEOUT_MS must not exceed SERVER_REQUEST_TIMEOUT_MS')
+  // The socket is silent while a request is handled: a shorter inactivity timeout would cut answers off.
+  const longest = Math.max(config.PROFILE_TIMEOUT_MS, config.UPSTREAM_TIMEOUT_MS)
+  if (config.SERVER_CONNECTION_TIMEOUT_MS <= longest) problems.push('SERVER_CONNECTION_TIMEOUT_MS must exceed PROFILE_TIMEOUT_MS and UPSTREAM_TIMEOUT_MS')
+  return problems
 }

@@ -43,6 +43,17 @@ t.test('defaults fill what is left out, numbers are numbers', async t => {
     SHUTDOWN_GRACE_MS: 10_000,
     RATE_LIMIT_PROFILE_PER_MINUTE: 120,
     RATE_LIMIT_CONSOLE_PER_MINUTE: 30,
+    RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: 30,
+    SERVER_HEADERS_TIMEOUT_MS: 10_000,
+    SERVER_REQUEST_TIMEOUT_MS: 15_000,
+    SERVER_CONNECTION_TIMEOUT_MS: 20_000,
+    SERVER_KEEP_ALIVE_TIMEOUT_MS: 72_000,
+    SERVER_MAX_REQUESTS_PER_SOCKET: 0,
+    SERVER_BODY_LIMIT_BYTES: 16 * 1024,
+    UNDER_PRESSURE_MAX_EVENT_LOOP_DELAY_MS: 1000,
+    UNDER_PRESSURE_MAX_HEAP_USED_MB: 0,
+    UNDER_PRESSURE_MAX_RSS_MB: 0,
+    UNDER_PRESSURE_SAMPLE_INTERVAL_MS: 1000,
     LOG_LEVEL: 'info'
   }, 'unrelated variables such as PATH are not part of the config')
   t.notOk('CONSOLE_API_KEY' in config, 'the console stays closed unless its key is set')
