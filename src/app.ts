@@ -10,6 +10,7 @@ import docs from './plugins/docs.ts'
 import errors from './plugins/errors.ts'
 import metrics from './plugins/metrics.ts'
 import requestIdPlugin, { requestId } from './plugins/request-id.ts'
+import security, { frontServerOptions } from './plugins/security.ts'
 import sharedSchemas from './plugins/shared-schemas.ts'
 import upstream from './plugins/upstream.ts'
 import consoleRoute, { consoleSchemas } from './routes/console.ts'
@@ -31,7 +32,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
       : { loggerInstance: overrides.loggerInstance }),
     genReqId: requestId,
     requestIdHeader: false,
-    bodyLimit: 16 * 1024,
+    ...frontServerOptions(config),
     // Requests that arrive while draining are still served (readiness already answers 503); Fastify's
     // own 503 body would not be our error body.
     return503OnClosing: false,
@@ -42,6 +43,8 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
 
   await fastify.register(requestIdPlugin)
   await fastify.register(errors)
+  // Headers first, so that shed and rate-limited answers carry them too; both before any route.
+  await fastify.register(security, { config })
   await fastify.register(sharedSchemas, { roots: [...profileSchemas, ...consoleSchemas, ...healthSchemas] })
   await fastify.register(docs, { config })
   await fastify.register(auth, { config })

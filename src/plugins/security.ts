@@ -1,0 +1,95 @@
+// The front's exposure to browsers and to the network: helmet's headers on every answer (a strict CSP
+// for the JSON API, one Swagger UI can run under for /docs), CORS for the configured origins only, and
+// the server options that bound how long and how much a client may send.
+import fp from 'fastify-plugin'
+import cors from '@fastify/cors'
+import helmet from '@fastify/helmet'
+import type { Server } from 'node:http'
+import type { FastifyHttpOptions } from 'fastify'
+import { trustProxySetting, type Config } from '../config.ts'
+import { DOCS_PREFIX } from './docs.ts'
+
+// Node checks header and request deadlines on this interval (its default, 30 s, would let a slow
+// client hold a socket up to 30 s past them).
+const CONNECTIONS_CHECKING_INTERVAL_MS = 1000
+
+/** Fastify's server options for the front's limits and for who the client is behind a balancer. */
+export function frontServerOptions (config: Config) {
+  return {
+    connectionTimeout: config.SERVER_CONNECTION_TIMEOUT_MS,
+    keepAliveTimeout: config.SERVER_KEEP_ALIVE_TIMEOUT_MS,
+    requestTimeout: config.SERVER_REQUEST_TIMEOUT_MS,
+    maxRequestsPerSocket: config.SERVER_MAX_REQUESTS_PER_SOCKET,
+    bodyLimit: config.SERVER_BODY_LIMIT_BYTES,
+    http: {
+      headersTimeout: config.SERVER_HEADERS_TIMEOUT_MS,
+      connectionsCheckingInterval: Math.min(CONNECTIONS_CHECKING_INTERVAL_MS, config.SERVER_HEADERS_TIMEOUT_MS)
+    },
+    // loadConfig has refused any other value.
+    trustProxy: trustProxySetting(config.TRUST_PROXY) ?? false
+  } satisfies FastifyHttpOptions<Server>
+}
+
+/** The JSON API is never a document: it may load nothing and be framed by no one. */
+export const API_CSP = {
+  'default-src': ["'none'"],
+  'base-uri': ["'none'"],
+  'form-action': ["'none'"],
+  'frame-ancestors': ["'none'"]
+}
+
+/**
+ * Swagger UI: its scripts and styles are files served from /docs (no inline script), but it sets
+ * inline style attributes, draws icons from data: URIs and fetches the document and "try it out"
+ * answers from this origin. No upgrade-insecure-requests: it would break /docs over plain http.
+ */
+export const DOCS_CSP = {
+  'default-src': ["'self'"],
+  'script-src': ["'self'"],
+  'style-src': ["'self'", "'unsafe-inline'"],
+  'img-src': ["'self'", 'data:'],
+  'font-src': ["'self'", 'data:'],
+  'connect-src': ["'self'"],
+  'object-src': ["'none'"],
+  'base-uri': ["'self'"],
+  'form-action': ["'self'"],
+  'frame-ancestors': ["'none'"]
+}
+
+/** Answer headers a browser script may read: our own and the limits' hints. */
+export const EXPOSED_HEADERS = ['x-request-id', 'x-degraded', 'retry-after', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']
+// What the app and the console send; bearer tokens and keys travel in headers, never in cookies.
+const ALLOWED_HEADERS = ['authorization', 'content-type', 'x-console-key', 'x-request-id', 'traceparent', 'tracestate', 'baggage']
+const PREFLIGHT_MAX_AGE_S = 600
+
+/** CORS_ORIGINS as a list; empty when unset. */
+export function corsOrigins (value: string | undefined): string[] {
+  return value === undefined ? [] : value.split(',').map(origin => origin.trim())
+}
+
+export default fp<{ config: Config }>(async function security (fastify, { config }) {
+  // Before the docs and before helmet's own onRoute hook, which reads `helmet`: the docs' routes get
+  // Swagger UI's policy, every other answer the API's.
+  fastify.addHook('onRoute', route => {
+    if (route.url === DOCS_PREFIX || route.url.startsWith(`${DOCS_PREFIX}/`)) {
+      route.helmet = { contentSecurityPolicy: { useDefaults: false, directives: DOCS_CSP } }
+    }
+  })
+  await fastify.register(helmet, {
+    contentSecurityPolicy: { useDefaults: false, directives: API_CSP },
+    frameguard: { action: 'deny' }
+  })
+
+  const origins = corsOrigins(config.CORS_ORIGINS)
+  if (origins.length === 0) return
+  await fastify.register(cors, {
+    origin: origins,
+    methods: ['GET', 'HEAD', 'POST'],
+    allowedHeaders: ALLOWED_HEADERS,
+    exposedHeaders: EXPOSED_HEADERS,
+    credentials: false,
+    maxAge: PREFLIGHT_MAX_AGE_S,
+    // A non-browser OPTIONS (no Origin) gets an empty 204, not a text/plain 400 outside our error body.
+    strictPreflight: false
+  })
+}, { name: 'security' })
