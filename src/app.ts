@@ -8,7 +8,9 @@ import { loggerOptions } from './logger.ts'
 import auth from './plugins/auth.ts'
 import docs from './plugins/docs.ts'
 import errors from './plugins/errors.ts'
+import loadShedding from './plugins/load-shedding.ts'
 import metrics from './plugins/metrics.ts'
+import rateLimits from './plugins/rate-limit.ts'
 import requestIdPlugin, { requestId } from './plugins/request-id.ts'
 import security, { frontServerOptions } from './plugins/security.ts'
 import sharedSchemas from './plugins/shared-schemas.ts'
@@ -45,6 +47,8 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
   await fastify.register(errors)
   // Headers first, so that shed and rate-limited answers carry them too; both before any route.
   await fastify.register(security, { config })
+  await fastify.register(loadShedding, { config })
+  await fastify.register(rateLimits, { config })
   await fastify.register(sharedSchemas, { roots: [...profileSchemas, ...consoleSchemas, ...healthSchemas] })
   await fastify.register(docs, { config })
   await fastify.register(auth, { config })

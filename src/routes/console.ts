@@ -9,10 +9,12 @@ import { Compile } from 'typebox/compile'
 import { ConsoleAnswer, ConsoleRequest, consoleRequestVariants } from '../../schemas/console.ts'
 import type { Config } from '../config.ts'
 import {
-  BadRequestError, InternalError, PayloadTooLargeError, UnauthorizedError, UnsupportedMediaTypeError,
-  UpstreamBadResponseError, UpstreamTimeoutError, UpstreamUnavailableError
+  BadRequestError, InternalError, PayloadTooLargeError, RateLimitedError, ServiceUnavailableError, UnauthorizedError,
+  UnsupportedMediaTypeError, UpstreamBadResponseError, UpstreamTimeoutError, UpstreamUnavailableError
 } from '../errors.ts'
 import { errorResponse } from '../plugins/docs.ts'
+import { OVERLOADED, shedHeaders } from '../plugins/load-shedding.ts'
+import { consoleRateLimit, limitHeaders, RATE_LIMITED_EXAMPLE } from '../plugins/rate-limit.ts'
 import { ref } from '../plugins/shared-schemas.ts'
 import type { Exchange } from '../upstream/client.ts'
 import { operationNames } from '../upstream/operations.ts'
@@ -130,6 +132,7 @@ const consoleRoute: FastifyPluginAsyncTypebox<{ config: Config }> = async (fasti
   fastify.post('/request-console', {
     bodyLimit: CONSOLE_BODY_LIMIT,
     onRequest: requireConsoleKey,
+    config: consoleRateLimit(config),
     validatorCompiler: () => validate,
     schema: {
       operationId: 'runConsoleOperation',
@@ -153,10 +156,13 @@ const consoleRoute: FastifyPluginAsyncTypebox<{ config: Config }> = async (fasti
           { 'www-authenticate': { type: 'string', description: 'Names the header to send.', examples: [CONSOLE_CHALLENGE] } }),
         413: errorResponse(`The body is larger than ${CONSOLE_BODY_LIMIT / 1024} KiB.`, [new PayloadTooLargeError()]),
         415: errorResponse('The body is not application/json.', [new UnsupportedMediaTypeError()]),
+        429: errorResponse('Too many console requests, or too many refused console keys, from this address this minute.',
+          [new RateLimitedError(RATE_LIMITED_EXAMPLE)], limitHeaders(config.RATE_LIMIT_CONSOLE_PER_MINUTE)),
         500: errorResponse('An unexpected failure of the service; the request id finds it in the logs.', [new InternalError()]),
         502: errorResponse('The upstream redirected where the key may not go (another origin, a loop) or its answer was too large to read.',
           [new UpstreamBadResponseError(EXAMPLE_OPERATION)]),
-        503: errorResponse('The upstream could not be reached.', [new UpstreamUnavailableError(EXAMPLE_OPERATION)]),
+        503: errorResponse('The upstream could not be reached, or the service is shedding load (with `Retry-After`).',
+          [new UpstreamUnavailableError(EXAMPLE_OPERATION), new ServiceUnavailableError(OVERLOADED)], shedHeaders()),
         504: errorResponse('The upstream did not answer in time.', [new UpstreamTimeoutError(EXAMPLE_OPERATION)])
       }
     }

@@ -7,9 +7,14 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { TSchema } from 'typebox'
 import { Profile } from '../../schemas/profile.ts'
 import type { Config } from '../config.ts'
-import { ClientNotFoundError, InternalError, UnauthorizedError, UpstreamBadResponseError, UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.ts'
+import {
+  ClientNotFoundError, InternalError, RateLimitedError, ServiceUnavailableError, UnauthorizedError, UpstreamBadResponseError,
+  UpstreamTimeoutError, UpstreamUnavailableError
+} from '../errors.ts'
 import { callerOf, type Caller } from '../plugins/auth.ts'
 import { errorResponse } from '../plugins/docs.ts'
+import { OVERLOADED, shedHeaders } from '../plugins/load-shedding.ts'
+import { limitHeaders, profileRateLimit, RATE_LIMITED_EXAMPLE } from '../plugins/rate-limit.ts'
 import { ref } from '../plugins/shared-schemas.ts'
 import { contractorSection, createProfileComposer, discountSection, type DealerSections, type ProfileComposer } from '../profile/compose.ts'
 import { createSingleFlight } from '../profile/single-flight.ts'
@@ -50,7 +55,8 @@ const responses = {
   404: errorResponse('The passport service does not know the client the token names.', [new ClientNotFoundError()]),
   500: errorResponse('An unexpected failure of the service; the request id finds it in the logs.', [new InternalError()]),
   502: errorResponse('The passport answer was unusable: an error status, not JSON, or outside its contract.', [new UpstreamBadResponseError(EXAMPLE_OPERATION)]),
-  503: errorResponse('The passport service could not be reached.', [new UpstreamUnavailableError(EXAMPLE_OPERATION)]),
+  503: errorResponse('The passport service could not be reached, or the service is shedding load (with `Retry-After`).',
+    [new UpstreamUnavailableError(EXAMPLE_OPERATION), new ServiceUnavailableError(OVERLOADED)], shedHeaders()),
   504: errorResponse('The passport service did not answer within its deadline or the profile budget.', [new UpstreamTimeoutError(EXAMPLE_OPERATION)])
 }
 
@@ -131,13 +137,18 @@ const profile: FastifyPluginAsyncTypebox<{ config: Config }> = async (fastify, {
 
   fastify.get('/api/users/profile', {
     onRequest: fastify.authenticate,
+    config: profileRateLimit(config),
     schema: {
       operationId: 'getProfile',
       tags: ['profile'],
       summary: "The caller's client profile",
       description,
       security: [{ bearerAuth: [] }],
-      response: responses
+      response: {
+        ...responses,
+        429: errorResponse('Too many profile requests for this client (token `sub`) this minute, or too many refused tokens from this address.',
+          [new RateLimitedError(RATE_LIMITED_EXAMPLE)], limitHeaders(config.RATE_LIMIT_PROFILE_PER_MINUTE))
+      }
     }
   }, async function getProfile (request, reply) {
     const caller = callerOf(request)

@@ -1,0 +1,42 @@
+// Load shedding: while the event loop lags (or memory is past its configured bound) a request is refused
+// at once with 503 SERVICE_UNAVAILABLE and a Retry-After, instead of queueing behind the work the process
+// cannot finish. Health routes are never shed: an orchestrator that saw liveness fail would restart a
+// process that is only busy, and readiness reports shutdown, not load.
+import fp from 'fastify-plugin'
+import underPressure from '@fastify/under-pressure'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { Config } from '../config.ts'
+import { ServiceUnavailableError } from '../errors.ts'
+
+/** Seconds a shed client is told to wait. */
+export const SHED_RETRY_AFTER_S = 10
+export const OVERLOADED = 'The service is overloaded; retry later'
+
+/** The shed answer's header, for a route's documentation. */
+export function shedHeaders () {
+  return {
+    'retry-after': { type: 'string' as const, description: 'Seconds to wait before retrying; sent when the service sheds load.', examples: [String(SHED_RETRY_AFTER_S)] }
+  }
+}
+
+const MIB = 1024 * 1024
+const HEALTH_PREFIX = '/health/'
+
+export default fp<{ config: Config }>(async function loadShedding (fastify, { config }) {
+  await fastify.register(underPressure, {
+    // 0 turns a check off, in under-pressure as in our variables.
+    maxEventLoopDelay: config.UNDER_PRESSURE_MAX_EVENT_LOOP_DELAY_MS,
+    maxHeapUsedBytes: config.UNDER_PRESSURE_MAX_HEAP_USED_MB * MIB,
+    maxRssBytes: config.UNDER_PRESSURE_MAX_RSS_MB * MIB,
+    sampleInterval: config.UNDER_PRESSURE_SAMPLE_INTERVAL_MS,
+    exposeStatusRoute: false,
+    // Called only while under pressure. Returning nothing lets the request through; a rejection goes to
+    // the error handler, which answers our error body.
+    pressureHandler (request: FastifyRequest, reply: FastifyReply, type: string, value: number | undefined) {
+      if (request.routeOptions.url?.startsWith(HEALTH_PREFIX) === true) return
+      request.log.warn({ pressure: type, value }, 'request shed')
+      reply.header('retry-after', String(SHED_RETRY_AFTER_S))
+      return Promise.reject(new ServiceUnavailableError(OVERLOADED))
+    }
+  })
+}, { name: 'load-shedding' })

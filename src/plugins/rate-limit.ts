@@ -1,0 +1,104 @@
+// Rate limits, per route and per minute (in memory: one instance; several need a shared store):
+// - the profile per client, keyed by the verified token's `sub`, counted after authentication;
+// - the console per client address;
+// - refused credentials (401) per client address, on every route that opts in with `authFailureLimit`:
+//   past the limit the address gets 429 BEFORE its token or key is looked at, so a guesser learns
+//   nothing more, not even whether a token it then tries is valid. A valid token from that address is
+//   refused too until the window ends: the price of not being an oracle, bounded to one minute.
+// Every refusal is 429 RATE_LIMITED in our error body with Retry-After and the x-ratelimit-* headers.
+import fp from 'fastify-plugin'
+import rateLimit from '@fastify/rate-limit'
+import type { FastifyError, FastifyReply, FastifyRequest, onErrorAsyncHookHandler, onRequestAsyncHookHandler, RouteOptions } from 'fastify'
+import type { Config } from '../config.ts'
+import { RateLimitedError } from '../errors.ts'
+import { callerOf } from './auth.ts'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Counts this route's 401s per client address and refuses the address once past the limit. */
+    authFailureLimit?: boolean
+  }
+}
+
+export const WINDOW_MS = 60_000
+
+/** The documented example of a 429's message. */
+export const RATE_LIMITED_EXAMPLE = '42 seconds'
+
+/** The headers of a 429 on a route allowing `max` requests a minute, for its documentation. */
+export function limitHeaders (max: number) {
+  return {
+    'retry-after': { type: 'string' as const, description: 'Seconds until the window ends and requests are counted afresh.', examples: ['42'] },
+    'x-ratelimit-limit': { type: 'string' as const, description: 'Requests allowed per window (one minute).', examples: [String(max)] },
+    'x-ratelimit-remaining': { type: 'string' as const, description: 'Requests left in this window.', examples: ['0'] },
+    'x-ratelimit-reset': { type: 'string' as const, description: 'Seconds until the window ends.', examples: ['42'] }
+  }
+}
+
+/** "1 second", "37 seconds": the wait, for the error message. */
+export function retryIn (seconds: number): string {
+  return `${seconds} second${seconds === 1 ? '' : 's'}`
+}
+
+/** The profile's route config: per client (token `sub`), after `fastify.authenticate` has set the caller. */
+export function profileRateLimit (config: Pick<Config, 'RATE_LIMIT_PROFILE_PER_MINUTE'>) {
+  return {
+    rateLimit: {
+      max: config.RATE_LIMIT_PROFILE_PER_MINUTE,
+      timeWindow: WINDOW_MS,
+      hook: 'preHandler' as const,
+      keyGenerator: (request: FastifyRequest) => `client:${callerOf(request).uid_client}`
+    },
+    authFailureLimit: true
+  }
+}
+
+/** The console's route config: per client address (the real one behind a trusted balancer, TRUST_PROXY). */
+export function consoleRateLimit (config: Pick<Config, 'RATE_LIMIT_CONSOLE_PER_MINUTE'>) {
+  return {
+    rateLimit: { max: config.RATE_LIMIT_CONSOLE_PER_MINUTE, timeWindow: WINDOW_MS },
+    authFailureLimit: true
+  }
+}
+
+/** Adds `hook` to a route's hooks of one kind, first or last. */
+function addRouteHook<H> (existing: H | H[] | undefined, hook: H, position: 'first' | 'last'): H[] {
+  const hooks = existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]
+  return position === 'first' ? [hook, ...hooks] : [...hooks, hook]
+}
+
+export default fp<{ config: Config }>(async function rateLimits (fastify, { config }) {
+  await fastify.register(rateLimit, {
+    global: false,
+    errorResponseBuilder: (request, context) => {
+      request.log.warn({ limit: request.routeOptions.url, max: context.max }, 'rate limit reached')
+      return new RateLimitedError(retryIn(Math.ceil(context.ttl / 1000)))
+    }
+  })
+
+  // The default key: the client address, an IPv6 one by its /64 (one subscriber's whole network).
+  const authFailures = fastify.createRateLimit({ max: config.RATE_LIMIT_AUTH_FAILURES_PER_MINUTE, timeWindow: WINDOW_MS })
+
+  const refuseRepeatedFailures: onRequestAsyncHookHandler = async function (request: FastifyRequest, reply: FastifyReply) {
+    const state = await authFailures(request, { increment: false })
+    if (state.isAllowed || state.remaining > 0) return
+    request.log.warn({ max: state.max }, 'too many refused credentials from this address')
+    reply.header('x-ratelimit-limit', state.max)
+    reply.header('x-ratelimit-remaining', 0)
+    reply.header('x-ratelimit-reset', state.ttlInSeconds)
+    reply.header('retry-after', state.ttlInSeconds)
+    throw new RateLimitedError(retryIn(state.ttlInSeconds))
+  }
+
+  // onError runs before the error handler answers, so the count is in before the client sees the 401.
+  const countFailure: onErrorAsyncHookHandler = async function (request: FastifyRequest, _reply: FastifyReply, error: FastifyError) {
+    if (error.statusCode === 401) await authFailures(request)
+  }
+
+  fastify.addHook('onRoute', (route: RouteOptions) => {
+    if (route.config?.authFailureLimit !== true) return
+    // First of the route's own hooks: before any credential is verified.
+    route.onRequest = addRouteHook(route.onRequest, refuseRepeatedFailures, 'first')
+    route.onError = addRouteHook(route.onError, countFailure, 'last')
+  })
+}, { name: 'rate-limit' })

@@ -1,0 +1,177 @@
+// Rate limits through the whole app: the profile per client (token `sub`), the console per client
+// address (the real one behind a trusted balancer), refused credentials per address, and every refusal
+// as 429 RATE_LIMITED in the error body with Retry-After.
+import t, { type Test } from 'tap'
+import * as fx from '../../schemas/fixtures.ts'
+import { ConfigError } from '../../src/config.ts'
+import { operations } from '../../src/upstream/operations.ts'
+import { buildTestApp, CONSOLE_KEY, testConfig, type TestApp } from '../helpers/build-app.ts'
+import { bearer, claimsFor, hs256 } from '../helpers/tokens.ts'
+
+const PROFILE = '/api/users/profile'
+const CONSOLE = '/request-console'
+const IVANOV_TOKEN = hs256()
+const PETROVA_TOKEN = hs256(claimsFor(fx.PETROVA))
+
+/** The problems loadConfig names for a test config with `env`; none when it loads. */
+function configProblems (env: Record<string, string>): string[] {
+  try {
+    testConfig(env)
+    return []
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems
+    throw error
+  }
+}
+
+interface Answer { statusCode: number, headers: Record<string, unknown>, body: string, json (): any }
+
+/** The passport answers "not found" `times` times: a profile request that reaches the upstream is a 404. */
+function passportNotFound (upstream: TestApp['upstream'], times: number) {
+  upstream.intercept({ path: operations['passport.get_client'].path, method: 'POST' })
+    .reply(400, JSON.stringify(fx.passportNotFound), { headers: { 'content-type': 'application/json; charset=utf-8' } })
+    .times(times)
+}
+
+/** The 429 every limit answers: the error body, Retry-After within the minute, the x-ratelimit-* headers. */
+function assertLimited (tt: Test, res: Answer, limit: number) {
+  tt.equal(res.statusCode, 429)
+  tt.same(res.json(), { statusCode: 429, code: 'RATE_LIMITED', error: 'Too Many Requests', message: res.json().message })
+  tt.match(res.json().message, /^Too many requests; retry in \d+ seconds?$/)
+  const retryAfter = Number(res.headers['retry-after'])
+  tt.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60, 'Retry-After: whole seconds within the minute')
+  tt.equal(res.headers['x-ratelimit-limit'], String(limit))
+  tt.equal(res.headers['x-ratelimit-remaining'], '0')
+  tt.ok(res.headers['x-request-id'], 'x-request-id on the refusal')
+}
+
+t.test('profile: limited per client (token sub), another client unaffected', async t => {
+  const { app, upstream, agent } = await buildTestApp(t, { RATE_LIMIT_PROFILE_PER_MINUTE: '2' })
+  passportNotFound(upstream, 3)
+  // Different addresses: the key is the client, not where it calls from.
+  for (const [i, remoteAddress] of ['198.51.100.1', '198.51.100.2'].entries()) {
+    const res = await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN), remoteAddress })
+    t.equal(res.statusCode, 404, `request ${i + 1} reaches the upstream`)
+    t.equal(res.headers['x-ratelimit-remaining'], String(1 - i))
+  }
+  // Another token of the same client shares its budget.
+  const sameClient = hs256(claimsFor(fx.IVANOV, { iat: 1 }))
+  assertLimited(t, await app.inject({ url: PROFILE, headers: bearer(sameClient), remoteAddress: '198.51.100.3' }), 2)
+  assertLimited(t, await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) }), 2)
+
+  const other = await app.inject({ url: PROFILE, headers: bearer(PETROVA_TOKEN), remoteAddress: '198.51.100.1' })
+  t.equal(other.statusCode, 404, 'another client from the same address is served')
+  agent.assertNoPendingInterceptors()
+})
+
+t.test('profile: refused tokens do not use up the client budget', async t => {
+  const { app, upstream } = await buildTestApp(t, { RATE_LIMIT_PROFILE_PER_MINUTE: '1', RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '100' })
+  passportNotFound(upstream, 1)
+  const forged = hs256(claimsFor(), 'another-secret-that-is-at-least-32-characters')
+  for (let i = 0; i < 3; i++) t.equal((await app.inject({ url: PROFILE, headers: bearer(forged) })).statusCode, 401)
+  t.equal((await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })).statusCode, 404)
+})
+
+t.test('console: limited per client address', async t => {
+  const { app } = await buildTestApp(t, { RATE_LIMIT_CONSOLE_PER_MINUTE: '2' })
+  // An invalid body is answered without the upstream, and still counts: the limit comes first.
+  const send = (remoteAddress: string) => app.inject({ method: 'POST', url: CONSOLE, headers: { 'x-console-key': CONSOLE_KEY }, payload: {}, remoteAddress })
+  for (let i = 0; i < 2; i++) t.equal((await send('198.51.100.7')).statusCode, 400)
+  assertLimited(t, await send('198.51.100.7'), 2)
+  t.equal((await send('198.51.100.8')).statusCode, 400, 'another address is served')
+  // IPv6: one subscriber's /64 is one client.
+  for (let i = 0; i < 2; i++) t.equal((await send(`2001:db8:1:2::${i + 1}`)).statusCode, 400)
+  assertLimited(t, await send('2001:db8:1:2::99'), 2)
+})
+
+t.test('without TRUST_PROXY, X-Forwarded-For is ignored: a client cannot pick its own key', async t => {
+  const { app } = await buildTestApp(t, { RATE_LIMIT_CONSOLE_PER_MINUTE: '2' })
+  const send = (forwarded: string) => app.inject({
+    method: 'POST',
+    url: CONSOLE,
+    payload: {},
+    remoteAddress: '198.51.100.7',
+    headers: { 'x-console-key': CONSOLE_KEY, 'x-forwarded-for': forwarded }
+  })
+  t.equal((await send('203.0.113.1')).statusCode, 400)
+  t.equal((await send('203.0.113.2')).statusCode, 400)
+  assertLimited(t, await send('203.0.113.3'), 2)
+})
+
+t.test('with TRUST_PROXY, the client behind a trusted balancer is the key, and only a trusted balancer is believed', async t => {
+  const { app } = await buildTestApp(t, { RATE_LIMIT_CONSOLE_PER_MINUTE: '2', TRUST_PROXY: '10.0.0.0/8, 192.0.2.10' })
+  const send = (remoteAddress: string, forwarded: string) => app.inject({
+    method: 'POST',
+    url: CONSOLE,
+    payload: {},
+    remoteAddress,
+    headers: { 'x-console-key': CONSOLE_KEY, 'x-forwarded-for': forwarded }
+  })
+  t.equal((await send('10.1.2.3', '203.0.113.1')).statusCode, 400)
+  t.equal((await send('192.0.2.10', '203.0.113.1')).statusCode, 400, 'through the other balancer')
+  assertLimited(t, await send('10.9.9.9', '203.0.113.1'), 2)
+  t.equal((await send('10.1.2.3', '203.0.113.2')).statusCode, 400, 'another client behind the balancer is served')
+  // A forged header from the client itself (three hops claimed) names the client, not the forgery.
+  t.equal((await send('10.1.2.3', '198.51.100.66, 203.0.113.3')).statusCode, 400)
+  t.equal((await send('10.1.2.3', '198.51.100.77, 203.0.113.3')).statusCode, 400)
+  assertLimited(t, await send('10.1.2.3', '198.51.100.88, 203.0.113.3'), 2)
+
+  // A peer that is not a trusted balancer is the client, whatever it forwards.
+  t.equal((await send('198.51.100.5', '203.0.113.50')).statusCode, 400)
+  t.equal((await send('198.51.100.5', '203.0.113.51')).statusCode, 400)
+  assertLimited(t, await send('198.51.100.5', '203.0.113.52'), 2)
+})
+
+t.test('refused credentials per address: past the limit, 429 before any token is verified, a valid one included', async t => {
+  const { app, upstream, agent } = await buildTestApp(t, { RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '3' })
+  const guesser = '198.51.100.20'
+  const forged = hs256(claimsFor(), 'another-secret-that-is-at-least-32-characters')
+  const refusals = [{}, bearer('not-a-jwt'), bearer(forged)]
+  for (const headers of refusals) t.equal((await app.inject({ url: PROFILE, headers, remoteAddress: guesser })).statusCode, 401)
+
+  // No interceptor yet: a request that reached the upstream would not be a 429.
+  assertLimited(t, await app.inject({ url: PROFILE, headers: bearer(forged), remoteAddress: guesser }), 3)
+  const valid = await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN), remoteAddress: guesser })
+  assertLimited(t, valid, 3)
+  t.notOk(valid.headers['www-authenticate'], 'nothing says whether the token was good')
+  const consoleTry = await app.inject({ method: 'POST', url: CONSOLE, headers: { 'x-console-key': CONSOLE_KEY }, payload: {}, remoteAddress: guesser })
+  assertLimited(t, consoleTry, 3)
+
+  passportNotFound(upstream, 1)
+  t.equal((await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN), remoteAddress: '198.51.100.21' })).statusCode, 404,
+    'another address is served')
+  t.equal((await app.inject('/health/live')).statusCode, 200, 'routes without credentials are not affected')
+  agent.assertNoPendingInterceptors()
+})
+
+t.test('refused console keys count too; accepted credentials never do', async t => {
+  const { app } = await buildTestApp(t, { RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '2', RATE_LIMIT_CONSOLE_PER_MINUTE: '100' })
+  const send = (key: string, remoteAddress: string) =>
+    app.inject({ method: 'POST', url: CONSOLE, headers: { 'x-console-key': key }, payload: {}, remoteAddress })
+  // Accepted keys (answered 400 for the body) from one address, many more than the failure limit.
+  for (let i = 0; i < 4; i++) t.equal((await send(CONSOLE_KEY, '198.51.100.30')).statusCode, 400)
+
+  const guesser = '198.51.100.31'
+  for (let i = 0; i < 2; i++) t.equal((await send(`wrong-key-${i}-0123456789`, guesser)).statusCode, 401)
+  assertLimited(t, await send(CONSOLE_KEY, guesser), 2)
+  t.equal((await send(CONSOLE_KEY, '198.51.100.30')).statusCode, 400, 'the other address is still served')
+})
+
+t.test('the 429 is documented on both routes with its headers', async t => {
+  const { app } = await buildTestApp(t)
+  const doc = (await app.inject('/docs/json')).json()
+  for (const op of [doc.paths[PROFILE].get, doc.paths[CONSOLE].post]) {
+    const limited = op.responses['429']
+    t.equal(limited.content['application/json'].examples.RATE_LIMITED.value.code, 'RATE_LIMITED')
+    for (const header of ['retry-after', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) t.ok(limited.headers[header], header)
+  }
+})
+
+t.test('config: the limits are positive whole numbers per minute, named when bad', async t => {
+  const config = testConfig()
+  t.equal(config.RATE_LIMIT_AUTH_FAILURES_PER_MINUTE, 30, 'refused credentials: 30 per minute by default')
+  t.equal(testConfig({ RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '5' }).RATE_LIMIT_AUTH_FAILURES_PER_MINUTE, 5)
+  for (const value of ['0', '-1', '2.5', 'many']) {
+    t.match(configProblems({ RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: value }), [/^RATE_LIMIT_AUTH_FAILURES_PER_MINUTE /], value)
+  }
+})
