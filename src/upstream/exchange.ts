@@ -106,29 +106,51 @@ export function failedBeforeAnswer (error: unknown): boolean {
   return typeof error === 'object' && error !== null && beforeAnswer.has(error)
 }
 
-async function readCapped (res: Dispatcher.ResponseData, req: WireRequest): Promise<string> {
+// Read with 'data' events rather than `for await`: the async iterator costs a promise per chunk and
+// measured about 10 µs more per answer (npm run bench: every profile reads three).
+function readCapped (res: Dispatcher.ResponseData, req: WireRequest): Promise<string> {
+  const body = res.body
   const declared = Number(headerValue(res.headers['content-length']))
   if (declared > req.maxBodyBytes) {
-    res.body.destroy()
-    throw fail(req, 'too_large')
+    body.destroy()
+    return Promise.reject(fail(req, 'too_large'))
   }
-  const chunks: Buffer[] = []
-  let size = 0
-  try {
-    for await (const chunk of res.body) {
-      size += (chunk as Buffer).length
-      if (size > req.maxBodyBytes) {
-        res.body.destroy()
-        throw fail(req, 'too_large')
-      }
-      chunks.push(chunk as Buffer)
+  return new Promise<string>((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    const settle = () => {
+      body.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose)
+      // A late error of a stream we gave up on must not become an uncaught exception.
+      body.on('error', ignore)
     }
-  } catch (cause) {
-    if (isOurs(cause)) throw cause
-    throw failFromTransport(req, cause)
-  }
-  return Buffer.concat(chunks, size).toString('utf8')
+    function onData (chunk: Buffer) {
+      size += chunk.length
+      if (size > req.maxBodyBytes) {
+        settle()
+        body.destroy()
+        reject(fail(req, 'too_large'))
+        return
+      }
+      chunks.push(chunk)
+    }
+    function onEnd () {
+      settle()
+      resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, size).toString('utf8'))
+    }
+    function onError (cause: unknown) {
+      settle()
+      reject(failFromTransport(req, cause))
+    }
+    // Closed with neither end nor error: the answer was cut short.
+    function onClose () {
+      settle()
+      reject(failFromTransport(req, new Error('the answer ended before its body was complete')))
+    }
+    body.on('data', onData).once('end', onEnd).once('error', onError).once('close', onClose)
+  })
 }
+
+function ignore (): void {}
 
 async function discard (res: Dispatcher.ResponseData, req: WireRequest): Promise<void> {
   try {
@@ -138,14 +160,9 @@ async function discard (res: Dispatcher.ResponseData, req: WireRequest): Promise
   }
 }
 
-const ours = new WeakSet<object>()
-const isOurs = (error: unknown) => typeof error === 'object' && error !== null && ours.has(error)
-
 function fail (req: WireRequest, reason: FailureReason, cause?: unknown): Error {
   req.record.duration_ms = elapsed(req.started)
-  const error = upstreamError(reason, { ...req.record, redirects: [...req.record.redirects] }, cause)
-  ours.add(error)
-  return error
+  return upstreamError(reason, { ...req.record, redirects: [...req.record.redirects] }, cause)
 }
 
 /** A transport error is a timeout when a signal ended it, otherwise the upstream could not be reached. */
