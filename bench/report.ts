@@ -3,7 +3,7 @@
 // of earlier runs (the before/after record of each optimisation).
 import { readFile, writeFile } from 'node:fs/promises'
 
-export type ScenarioId = 'a' | 'b50' | 'b200' | 'c' | 'd'
+export type ScenarioId = 'a' | 'b5' | 'b50' | 'b200' | 'c' | 'd'
 
 export interface ScenarioInfo {
   id: ScenarioId
@@ -74,6 +74,8 @@ export interface ScenarioSummary extends ScenarioInfo {
 
 export interface Target {
   id: string
+  /** Not one of the issue's targets: shown for what it explains. */
+  informational?: true
   description: string
   limit: string
   measured: string
@@ -157,20 +159,27 @@ const withSpread = (s: Spread, digits = 0) =>
 export function evaluateTargets (summaries: ScenarioSummary[], allRuns: Run[], memory: Memory): Target[] {
   const by = new Map(summaries.map(s => [s.id, s]))
   const targets: Target[] = []
-  for (const id of ['b50', 'b200'] as const) {
+  for (const id of ['b50', 'b200', 'b5'] as const) {
     const s = by.get(id)
     if (s === undefined) continue
     const p50Limit = 2 * s.delayMs + 3
     const p99Limit = 2 * s.delayMs + 15
+    // A closed loop's mean latency is connections / throughput (Little's law): once the CPU is saturated
+    // the latency is queueing, and this figure says so.
+    const queue = `closed loop: ${s.connections} connections / ${fixed(s.rps.median)} req/s = ${fixed(s.connections / s.rps.median * 1000)} ms mean`
+    const info = id === 'b5' ? { informational: true as const } : {}
+    const label = id === 'b5' ? '(b) unsaturated, informational:' : '(b)'
     targets.push({
       id: `${id}-p50`,
-      description: `(b) ${s.connections} connections, delay ${s.delayMs} ms: p50 within 2 × delay + 3 ms`,
+      ...info,
+      description: `${label} ${s.connections} connections, delay ${s.delayMs} ms: p50 within 2 × delay + 3 ms`,
       limit: `≤ ${p50Limit} ms`,
-      measured: `${withSpread(s.p50)} ms`,
+      measured: `${withSpread(s.p50)} ms (${queue})`,
       pass: s.p50.median <= p50Limit
     }, {
       id: `${id}-p99`,
-      description: `(b) ${s.connections} connections, delay ${s.delayMs} ms: p99 within 2 × delay + 15 ms`,
+      ...info,
+      description: `${label} ${s.connections} connections, delay ${s.delayMs} ms: p99 within 2 × delay + 15 ms`,
       limit: `≤ ${p99Limit} ms`,
       measured: `${withSpread(s.p99)} ms`,
       pass: s.p99.median <= p99Limit
@@ -252,12 +261,17 @@ export function markdownTable (summaries: ScenarioSummary[]): string {
   return [line(HEADER), line(HEADER.map(() => '---')), ...summaries.map(s => line(row(s)))].join('\n')
 }
 
+export function verdict (t: Target): string {
+  if (t.informational === true) return t.pass ? 'within (info)' : 'outside (info)'
+  return t.pass ? 'pass' : '**miss**'
+}
+
 export function targetsTable (targets: Target[]): string {
   const line = (cells: string[]) => `| ${cells.join(' | ')} |`
   return [
     line(['target', 'limit', 'measured (median, min–max)', 'result']),
     line(['---', '---', '---', '---']),
-    ...targets.map(t => line([t.description, t.limit, t.measured, t.pass ? 'pass' : '**miss**']))
+    ...targets.map(t => line([t.description, t.limit, t.measured, verdict(t)]))
   ].join('\n')
 }
 
