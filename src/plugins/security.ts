@@ -12,11 +12,14 @@ import { DOCS_PREFIX } from './docs.ts'
 // Node checks header and request deadlines on this interval (its default, 30 s, would let a slow
 // client hold a socket up to 30 s past them).
 const CONNECTIONS_CHECKING_INTERVAL_MS = 1000
+// The socket is silent while a request is handled, so its inactivity timeout must outlast the longest
+// handling budget, or an answer on its way would be cut off.
+const HANDLING_MARGIN_MS = 2000
 
 /** Fastify's server options for the front's limits and for who the client is behind a balancer. */
 export function frontServerOptions (config: Config) {
   return {
-    connectionTimeout: config.SERVER_CONNECTION_TIMEOUT_MS,
+    connectionTimeout: Math.max(config.SERVER_CONNECTION_TIMEOUT_MS, Math.max(config.PROFILE_TIMEOUT_MS, config.UPSTREAM_TIMEOUT_MS) + HANDLING_MARGIN_MS),
     keepAliveTimeout: config.SERVER_KEEP_ALIVE_TIMEOUT_MS,
     requestTimeout: config.SERVER_REQUEST_TIMEOUT_MS,
     maxRequestsPerSocket: config.SERVER_MAX_REQUESTS_PER_SOCKET,

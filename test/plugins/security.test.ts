@@ -138,17 +138,23 @@ t.test('front server limits reach the Node server', async t => {
   const { app } = await buildTestApp(t, {
     SERVER_HEADERS_TIMEOUT_MS: '4000',
     SERVER_REQUEST_TIMEOUT_MS: '6000',
-    SERVER_CONNECTION_TIMEOUT_MS: '9000',
+    SERVER_CONNECTION_TIMEOUT_MS: '12000',
     SERVER_KEEP_ALIVE_TIMEOUT_MS: '65000',
     SERVER_MAX_REQUESTS_PER_SOCKET: '1000',
     SERVER_BODY_LIMIT_BYTES: '2048'
   })
   t.equal(app.server.headersTimeout, 4000)
   t.equal(app.server.requestTimeout, 6000)
-  t.equal(app.server.timeout, 9000)
+  t.equal(app.server.timeout, 12_000)
   t.equal(app.server.keepAliveTimeout, 65000)
   t.equal(app.server.maxRequestsPerSocket, 1000)
   t.equal(app.initialConfig.bodyLimit, 2048)
+
+  // An inactivity timeout shorter than a handling budget would cut answers off: it is raised past both.
+  const short = await buildTestApp(t, { SERVER_CONNECTION_TIMEOUT_MS: '3000', PROFILE_TIMEOUT_MS: '9000', UPSTREAM_TIMEOUT_MS: '4000' })
+  t.equal(short.app.server.timeout, 11_000, 'past PROFILE_TIMEOUT_MS')
+  const consoleBound = await buildTestApp(t, { SERVER_CONNECTION_TIMEOUT_MS: '3000', PROFILE_TIMEOUT_MS: '2000', UPSTREAM_TIMEOUT_MS: '7000' })
+  t.equal(consoleBound.app.server.timeout, 9000, 'past UPSTREAM_TIMEOUT_MS, which the console waits')
 
   const defaults = await buildTestApp(t)
   t.equal(defaults.app.server.headersTimeout, 10_000)
@@ -189,10 +195,6 @@ t.test('config: server limits, TRUST_PROXY and CORS_ORIGINS, bad values named', 
 
   t.same(configProblems({ SERVER_HEADERS_TIMEOUT_MS: '20000', SERVER_REQUEST_TIMEOUT_MS: '10000' }),
     ['SERVER_HEADERS_TIMEOUT_MS must not exceed SERVER_REQUEST_TIMEOUT_MS'])
-  t.same(configProblems({ SERVER_CONNECTION_TIMEOUT_MS: '8000' }),
-    ['SERVER_CONNECTION_TIMEOUT_MS must exceed PROFILE_TIMEOUT_MS and UPSTREAM_TIMEOUT_MS'], 'would cut a profile answer off')
-  t.same(configProblems({ SERVER_CONNECTION_TIMEOUT_MS: '5000', PROFILE_TIMEOUT_MS: '4000' }),
-    ['SERVER_CONNECTION_TIMEOUT_MS must exceed PROFILE_TIMEOUT_MS and UPSTREAM_TIMEOUT_MS'], 'the console waits UPSTREAM_TIMEOUT_MS')
 
   const bad = {
     SERVER_HEADERS_TIMEOUT_MS: '0',
