@@ -108,7 +108,8 @@ export default fp<{ config: Config }>(async function auth (fastify, { config }) 
       // hold, and throws that RangeError instead of its own error: the token's fault too, not a 500.
       if (!isTokenError(error) && !(error instanceof RangeError)) throw error
       // The library's message is not passed on: a fixed text, never any part of the token.
-      throw refuse(reply, INVALID_TOKEN, error.code === 'FAST_JWT_EXPIRED' ? 'The bearer token has expired' : 'The bearer token is invalid')
+      const expired = isTokenError(error) && error.code === 'FAST_JWT_EXPIRED'
+      throw refuse(reply, INVALID_TOKEN, expired ? 'The bearer token has expired' : 'The bearer token is invalid')
     }
     if (!validClaims.Check(claims)) throw refuse(reply, INVALID_TOKEN, 'The bearer token does not carry valid sub, login and vendor claims')
     request.caller = { vendor: claims.vendor, login: claims.login, uid_client: claims.sub.toUpperCase() }
