@@ -9,6 +9,13 @@ declare module 'autocannon' {
     setupRequest?: (request: Request, context: Record<string, unknown>) => Request
   }
 
+  /** One connection. */
+  export interface Client {
+    /** Replaces the headers of the requests this connection sends from now on. */
+    setHeaders (headers: Record<string, string>): void
+    on (event: 'response', listener: (status: number, bytes: number, ms: number) => void): this
+  }
+
   export interface Options {
     url: string
     connections?: number
@@ -22,6 +29,8 @@ declare module 'autocannon' {
     headers?: Record<string, string>
     body?: string
     requests?: Request[]
+    /** Called once per connection, before its first request. */
+    setupClient?: (client: Client) => void
   }
 
   /** Milliseconds, as hdr-histogram percentiles (1 ms resolution). */

@@ -8,7 +8,8 @@
 //   npm run bench                                    full run, writes bench/report.json
 //   npm run bench -- --only a,c --rounds 1 --cpu-prof  the service's CPU profile of the measured rounds
 //   npm run bench -- --label "after: ..."            the label kept in the report's history
-import autocannon, { type Request as LoadRequest } from 'autocannon'
+//   npm run bench -- --only a --node-flags=--max-semi-space-size=4   V8 flags for the service (experiments)
+import autocannon, { type Client as AutocannonClient } from 'autocannon'
 import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync } from 'node:fs'
@@ -42,9 +43,13 @@ const { values: args } = parseArgs({
     only: { type: 'string' },
     'cpu-prof': { type: 'boolean', default: false },
     label: { type: 'string', default: '' },
+    // Node/V8 flags for the service process only, e.g. --node-flags=--max-semi-space-size=4 (an experiment:
+    // the report records them).
+    'node-flags': { type: 'string', default: '' },
     out: { type: 'string' }
   }
 })
+const NODE_FLAGS = args['node-flags'].split(' ').filter(flag => flag !== '')
 const ROUNDS = Number(args.rounds)
 const RUN_SECONDS = Number(args.seconds)
 const WARMUP_SECONDS = Number(args.warmup)
@@ -103,16 +108,16 @@ const mib = (bytes: number) => Math.round(bytes / MiB * 10) / 10
 const cpuMicros = (cpu: NodeJS.CpuUsage) => cpu.user + cpu.system
 const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
 
-interface Wiring { service: Child, sandbox: Child, requests: Record<ScenarioId, LoadRequest[]> }
+interface Wiring { service: Child, sandbox: Child, loads: Record<ScenarioId, Load> }
 
 /** One request of each scenario by hand: the bench must measure the success path, not a fast error. */
-async function checkScenarios ({ service, requests }: Wiring): Promise<void> {
+async function checkScenarios ({ service, loads }: Wiring): Promise<void> {
   for (const s of selected) {
-    const first = requests[s.id][0]!
+    const load = loads[s.id]
     const res = await fetch(service.url + s.path, {
       method: s.method,
-      headers: first.headers ?? {},
-      ...(first.body === undefined ? {} : { body: first.body })
+      headers: load.headers,
+      ...(load.body === undefined ? {} : { body: load.body })
     })
     const body = await res.json() as Record<string, unknown>
     if (res.status !== 200) throw new Error(`${s.id}: ${s.method} ${s.path} answered ${res.status}: ${JSON.stringify(body)}`)
@@ -127,13 +132,17 @@ async function measure (w: Wiring, s: ScenarioInfo, round: number, size: { amoun
   await w.sandbox.ask('delay', s.delayMs)
   await w.service.ask('resetPeak')
   const [svc0, sbx0] = await Promise.all([w.service.ask<ServiceStats>('stats'), w.sandbox.ask<SandboxStats>('stats')])
+  const load = w.loads[s.id]
   const bench0 = process.cpuUsage()
   const started = performance.now()
   const result = await autocannon({
-    url: w.service.url,
+    url: w.service.url + s.path,
     connections: s.connections,
     timeout: 10,
-    requests: w.requests[s.id],
+    method: s.method,
+    headers: load.headers,
+    ...(load.body === undefined ? {} : { body: load.body }),
+    ...(load.setupClient === undefined ? {} : { setupClient: load.setupClient(s.connections) }),
     ...('amount' in size ? { amount: size.amount } : { duration: size.seconds })
   })
   const wallUs = (performance.now() - started) * 1000
@@ -175,25 +184,44 @@ async function measure (w: Wiring, s: ScenarioInfo, round: number, size: { amoun
   }
 }
 
-function requestsFor (jwtSecret: string, consoleKey: string): Record<ScenarioId, LoadRequest[]> {
+/** What a scenario sends besides its method and path; for the profile, a setup that picks each connection's clients. */
+interface Load {
+  headers: Record<string, string>
+  body?: string
+  /** A fresh setup for each run (it hands out clients to connections). */
+  setupClient?: (connections: number) => (client: AutocannonClient) => void
+}
+
+function loadsFor (jwtSecret: string, consoleKey: string): Record<ScenarioId, Load> {
   // Valid for ten minutes, longer than the whole bench.
   const tokens = benchClients().map(c => `Bearer ${hs256(claimsFor(c.identity), jwtSecret)}`)
-  let next = 0
-  // Every profile request takes the next client, whatever its connection: the requests in flight at
-  // any time belong to different clients, so none shares another's upstream calls.
-  const profile: LoadRequest[] = [{
-    method: 'GET',
-    path: PROFILE_PATH,
+  const profile: Load = {
     headers: { authorization: tokens[0]! },
-    setupRequest: request => ({ ...request, headers: { ...request.headers, authorization: tokens[next++ % tokens.length]! } })
-  }]
-  const console = [{
-    method: 'POST',
-    path: CONSOLE_PATH,
-    headers: { 'content-type': 'application/json', 'x-console-key': consoleKey },
-    body: JSON.stringify({ operation: 'passport.get_client', params: benchClient(0).identity })
-  }]
-  return { a: profile, b5: profile, b50: profile, b200: profile, c: [{ method: 'GET', path: NOOP_PATH }], d: console }
+    // Connection k sends the clients k, k + n, k + 2n... in turn: a connection's requests follow one
+    // another, so no two requests in flight ever share a client, however long one of them takes.
+    setupClient: connections => {
+      let nextSlot = 0
+      return client => {
+        const own = tokens.filter((_, i) => i % connections === nextSlot % connections)
+        nextSlot++
+        let turn = 0
+        const useNext = () => { client.setHeaders({ authorization: own[turn++ % own.length]! }) }
+        useNext()
+        client.on('response', useNext)
+      }
+    }
+  }
+  return {
+    a: profile,
+    b5: profile,
+    b50: profile,
+    b200: profile,
+    c: { headers: {} },
+    d: {
+      headers: { 'content-type': 'application/json', 'x-console-key': consoleKey },
+      body: JSON.stringify({ operation: 'passport.get_client', params: benchClient(0).identity })
+    }
+  }
 }
 
 function runLine (r: Run): string {
@@ -231,9 +259,10 @@ async function main (): Promise<void> {
         ...rateLimits,
         ...(profileDir === undefined ? {} : { BENCH_CPU_PROFILE_DIR: profileDir })
       },
+      execArgv: NODE_FLAGS,
       onLine: line => { if (countWarnings && line.trim() !== '') warnings.push(line) }
     })
-    const wiring: Wiring = { service, sandbox, requests: requestsFor(jwtSecret, consoleKey) }
+    const wiring: Wiring = { service, sandbox, loads: loadsFor(jwtSecret, consoleKey) }
     const atReady = await service.ask<ServiceStats>('stats')
     await checkScenarios(wiring)
 
@@ -291,9 +320,9 @@ async function main (): Promise<void> {
         rss: 'per run: the service samples process.memoryUsage() every 50 ms and reports the sample with the highest RSS; ' +
           'the target: the kernel\'s lifetime peak (getrusage maxrss), start-up and warm-up included',
         upstream: 'sandbox counts (operation requests + 307 hops) over the run, divided by the requests the service counted',
-        service: { LOG_LEVEL: 'warn', rateLimits, upstreamDelayMs: BENCH_DELAY_MS },
+        service: { LOG_LEVEL: 'warn', rateLimits, upstreamDelayMs: BENCH_DELAY_MS, nodeFlags: NODE_FLAGS },
         clients: `${BENCH_CLIENT_COUNT} synthetic clients (the IVANOV and PETROVA records under their own identities), ` +
-          'one per profile request in turn, so no two requests in flight share a client'
+          'each connection sending its own clients in turn, so no two requests in flight share a client'
       },
       memory,
       scenarios: summaries,

@@ -4,7 +4,7 @@
 // as with real traffic of many users.
 import { ivanov, petrova, type SeededClient } from '../src/sandbox/seed.ts'
 
-/** More than the 200 connections of the largest scenario, fewer than the service's 1000 cached tokens. */
+/** At least one per connection of the largest scenario (200), fewer than the service's 1000 cached tokens. */
 export const BENCH_CLIENT_COUNT = 500
 
 /** Client `i`: IVANOV's record for even i (no bonuses), PETROVA's for odd i (bonuses), with its own identity. */
