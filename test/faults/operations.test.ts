@@ -67,6 +67,8 @@ for (const c of cases) {
     // A first, normal profile: the service is warm and knows the slash locations before any fault.
     upstream.reset()
     t.equal((await profileOf(base, petrova.identity)).status, 200, 'warm-up profile')
+    t.same(upstream.counts(), { 'passport.get_client': 2, 'dealer.discount': 2, 'dealer.client': 2 },
+      'each operation met the upstream\'s 307 to its slash path once')
     t.test('passport: the profile fails with its mapped error and the dealers are not called', async t => {
       upstream.reset()
       upstream.set('passport.get_client', c.fault)
