@@ -45,7 +45,7 @@ export const ConfigSchema = Type.Object({
   UNDER_PRESSURE_MAX_HEAP_USED_MB: Type.Integer({ minimum: 0, maximum: 1024 * 1024, default: 0, description: 'Heap used (MiB) above which requests are shed with 503; 0 is off.' }),
   UNDER_PRESSURE_MAX_RSS_MB: Type.Integer({ minimum: 0, maximum: 1024 * 1024, default: 0, description: 'Resident set size (MiB) above which requests are shed with 503; 0 is off.' }),
   UNDER_PRESSURE_SAMPLE_INTERVAL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 1000, description: 'How often event loop delay and memory are sampled for load shedding.' }),
-  LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map(l => Type.Literal(l)), { default: 'info', description: 'pino log level.' })
+  LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info', description: 'pino log level.' })
 })
 
 export type Config = Static<typeof ConfigSchema>
