@@ -4,6 +4,7 @@
 import { Agent, type Dispatcher } from 'undici'
 import { compileOperationContracts, type ContractError, type OperationContracts } from './contract.ts'
 import { isUpstreamError, upstreamError, type FailureReason } from './errors.ts'
+import { startDeadline, type Deadline } from './deadline.ts'
 import { elapsed, headerValue, postFollowingRedirects, type Hop, type WireAnswer, type WireRequest } from './exchange.ts'
 import { operations, type KeyName, type NotFoundOf, type OperationName, type ParamsOf, type ResponseOf } from './operations.ts'
 import { createBreakers, DEFAULT_BREAKER_OPTIONS, retryBeforeAnswer, type BreakerOptions, type BreakerState } from './resilience.ts'
@@ -116,8 +117,16 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
   }
 
   async function exchangeOnce<N extends OperationName> (name: N, params: ParamsOf<N>, call: CallOptions, limitMs: number): Promise<Exchange> {
+    const limit = startDeadline(limitMs, call.signal)
+    try {
+      return await exchangeWithin(name, params, call, limit)
+    } finally {
+      limit.clear()
+    }
+  }
+
+  async function exchangeWithin<N extends OperationName> (name: N, params: ParamsOf<N>, call: CallOptions, limit: Deadline): Promise<Exchange> {
     const op = operations[name]
-    const deadline = AbortSignal.timeout(limitMs)
     const started = performance.now()
     const wire: WireRequest = {
       url: learned.get(name) ?? documented[name],
@@ -128,8 +137,8 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
         'x-authorization': keys[op.key]
       },
       body: JSON.stringify(params),
-      signal: call.signal === undefined ? deadline : AbortSignal.any([deadline, call.signal]),
-      deadline,
+      signal: limit.signal,
+      deadline: limit.deadline,
       maxRedirects,
       maxBodyBytes,
       dispatcher,
@@ -176,7 +185,7 @@ export type UpstreamClient = ReturnType<typeof createUpstreamClient>
 
 /**
  * The deadline of one exchange: the call's, never longer than the client's. A caller passes what is
- * left of its own budget, which may be fractional or spent; AbortSignal.timeout takes neither.
+ * left of its own budget, which may be fractional or spent: rounded up, never below 0.
  */
 function deadlineMs (requested: number | undefined, limit: number): number {
   if (requested === undefined || Number.isNaN(requested)) return limit
