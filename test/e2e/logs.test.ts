@@ -2,12 +2,11 @@
 import t from 'tap'
 import { Writable } from 'node:stream'
 import { buildApp } from '../../src/app.ts'
-import { loadConfig } from '../../src/config.ts'
 import { signToken } from '../../src/auth/sign.ts'
 import { loggerOptions } from '../../src/logger.ts'
 import { startSandboxUpstream } from '../../src/sandbox/upstream.ts'
 import { ivanov, unknownClient } from '../../src/sandbox/seed.ts'
-import { CONSOLE_KEY, DEALER_KEY, JWT_SECRET, PASSPORT_KEY } from '../helpers/build-app.ts'
+import { CONSOLE_KEY, DEALER_KEY, JWT_SECRET, PASSPORT_KEY, testConfig } from '../helpers/build-app.ts'
 
 t.test('no key, secret or token reaches the log at level trace', async t => {
   const upstream = await startSandboxUpstream({ keys: { passport: PASSPORT_KEY, dealer: DEALER_KEY } })
@@ -15,14 +14,7 @@ t.test('no key, secret or token reaches the log at level trace', async t => {
   t.teardown(async () => { if (upstreamOpen) await upstream.close() })
   const lines: string[] = []
   const stream = new Writable({ write (chunk, _encoding, done) { lines.push(String(chunk)); done() } })
-  const config = loadConfig({
-    UPSTREAM_URL: upstream.url,
-    PASSPORT_API_KEY: PASSPORT_KEY,
-    DEALER_API_KEY: DEALER_KEY,
-    AUTH_JWT_SECRET: JWT_SECRET,
-    CONSOLE_API_KEY: CONSOLE_KEY,
-    LOG_LEVEL: 'trace'
-  })
+  const config = testConfig({ UPSTREAM_URL: upstream.url, LOG_LEVEL: 'trace' })
   const app = await buildApp(config, { logger: { ...loggerOptions(config), stream } })
   t.teardown(() => app.close())
   const base = await app.listen({ host: '127.0.0.1', port: 0 })

@@ -4,26 +4,18 @@ import t, { type Test } from 'tap'
 import { createServer, request as httpRequest } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { buildApp } from '../../src/app.ts'
-import { loadConfig } from '../../src/config.ts'
 import { signToken } from '../../src/auth/sign.ts'
 import { startSandboxUpstream } from '../../src/sandbox/upstream.ts'
 import { ivanov, petrova, unknownClient } from '../../src/sandbox/seed.ts'
 import type { Profile } from '../../schemas/profile.ts'
 import type { ConsoleAnswer } from '../../schemas/console.ts'
-import { CONSOLE_KEY, DEALER_KEY, JWT_SECRET, PASSPORT_KEY } from '../helpers/build-app.ts'
+import { CONSOLE_KEY, DEALER_KEY, JWT_SECRET, PASSPORT_KEY, testConfig } from '../helpers/build-app.ts'
 
 const keys = { passport: PASSPORT_KEY, dealer: DEALER_KEY }
 
 /** The service on port 0 in front of `upstreamUrl`; both closed when the test ends. */
 async function service (t: Test, upstreamUrl: string) {
-  const config = loadConfig({
-    UPSTREAM_URL: upstreamUrl,
-    PASSPORT_API_KEY: PASSPORT_KEY,
-    DEALER_API_KEY: DEALER_KEY,
-    AUTH_JWT_SECRET: JWT_SECRET,
-    CONSOLE_API_KEY: CONSOLE_KEY,
-    LOG_LEVEL: 'silent'
-  })
+  const config = testConfig({ UPSTREAM_URL: upstreamUrl })
   const app = await buildApp(config)
   t.teardown(() => app.close())
   return await app.listen({ host: '127.0.0.1', port: 0 })
