@@ -304,6 +304,7 @@ async function soak (): Promise<number> {
 
   let peak = startMemory.rss
   let runSeconds = 0
+  let warmedRequests = 0
   const sampler = setInterval(() => { service.ask<Memory>('memory').then(m => { peak = Math.max(peak, m.peakRss) }) }, 5000)
   let warmMemory!: Memory
   let endMemory!: Memory
@@ -312,8 +313,10 @@ async function soak (): Promise<number> {
     const runStarted = performance.now()
     await runFor(opts.warmupS)
     warmMemory = await service.ask<Memory>('memory')
+    const warmedFrom = total
     await runFor(Math.max(0, opts.durationS - opts.warmupS))
     runSeconds = (performance.now() - runStarted) / 1000
+    warmedRequests = total - warmedFrom
     endMemory = await service.ask<Memory>('memory')
     peak = Math.max(peak, endMemory.peakRss)
   } finally {
@@ -348,7 +351,10 @@ async function soak (): Promise<number> {
   lines.push('', `upstream requests: ${Object.entries(upstream.counts()).map(([op, n]) => `${op} ${n}`).join(', ')}`)
   lines.push(`upstream behaviours: ${Object.entries(injected).sort().map(([kind, n]) => `${kind} ${n}`).join(', ')}`)
   lines.push('', `service RSS (after gc): start ${mib(startMemory.rss)} MiB, after warm-up ${mib(warmMemory.rss)} MiB, end ${mib(endMemory.rss)} MiB, peak ${mib(peak)} MiB`)
-  lines.push(`RSS growth after warm-up: ${mib(growth)} MiB (bound ${opts.rssBoundMiB} MiB); heap used ${mib(warmMemory.heapUsed)} -> ${mib(endMemory.heapUsed)} MiB, heap total ${mib(warmMemory.heapTotal)} -> ${mib(endMemory.heapTotal)} MiB, external ${mib(warmMemory.external)} -> ${mib(endMemory.external)} MiB`)
+  lines.push(`RSS growth after warm-up: ${mib(growth)} MiB (bound ${opts.rssBoundMiB} MiB)`)
+  // Not a bound (a short run is too noisy for one), but what a slow leak shows first: run longer to see it.
+  const perRequest = (endMemory.heapUsed - warmMemory.heapUsed) / Math.max(1, warmedRequests)
+  lines.push(`heap used ${mib(warmMemory.heapUsed)} -> ${mib(endMemory.heapUsed)} MiB (${perRequest.toFixed(0)} B per request after warm-up), heap total ${mib(warmMemory.heapTotal)} -> ${mib(endMemory.heapTotal)} MiB, external ${mib(warmMemory.external)} -> ${mib(endMemory.external)} MiB`)
   lines.push(`log: ${log.lines} lines (${Object.entries(log.byLevel).map(([level, n]) => `level ${level}: ${n}`).join(', ')}), secrets found: ${log.leaks.length}`)
   lines.push('')
   if (problems.size === 0) {
