@@ -15,6 +15,7 @@ import requestIdPlugin, { requestId } from './plugins/request-id.ts'
 import security, { frontServerOptions } from './plugins/security.ts'
 import sharedSchemas from './plugins/shared-schemas.ts'
 import upstream from './plugins/upstream.ts'
+import { serializerController } from './serializer.ts'
 import consoleRoute, { consoleSchemas } from './routes/console.ts'
 import health, { healthSchemas } from './routes/health.ts'
 import profile, { profileSchemas } from './routes/profile.ts'
@@ -38,7 +39,8 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
     // Requests that arrive while draining are still served (readiness already answers 503); Fastify's
     // own 503 body would not be our error body.
     return503OnClosing: false,
-    ajv: { customOptions: { removeAdditional: false } }
+    ajv: { customOptions: { removeAdditional: false } },
+    schemaController: serializerController()
   }).withTypeProvider<TypeBoxTypeProvider>()
   // TypeBox's compiled validators check requests too: one validator for every contract.
   fastify.setValidatorCompiler(TypeBoxValidatorCompiler)
