@@ -12,7 +12,7 @@
 import autocannon, { type Client as AutocannonClient } from 'autocannon'
 import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, readFileSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -45,12 +45,19 @@ const { values: args } = parseArgs({
     'cpu-prof': { type: 'boolean', default: false },
     label: { type: 'string', default: '' },
     // Node/V8 flags for the service process only, e.g. --node-flags=--max-semi-space-size=4 (an experiment:
-    // the report records them).
-    'node-flags': { type: 'string', default: '' },
+    // the report records them). Without it, the flags `npm start` gives node (package.json).
+    'node-flags': { type: 'string' },
     out: { type: 'string' }
   }
 })
-const NODE_FLAGS = args['node-flags'].split(' ').filter(flag => flag !== '')
+/** The flags `npm start` runs node with (`node --flag ... src/server.ts`): the bench measures production. */
+function startScriptFlags (): string[] {
+  const pkg = JSON.parse(readFileSync(here('../package.json'), 'utf8')) as { scripts: { start: string } }
+  return pkg.scripts.start.split(/\s+/).filter(word => word.startsWith('--'))
+}
+const NODE_FLAGS = args['node-flags'] === undefined
+  ? startScriptFlags()
+  : args['node-flags'].split(' ').filter(flag => flag !== '')
 const ROUNDS = Number(args.rounds)
 const RUN_SECONDS = Number(args.seconds)
 const WARMUP_SECONDS = Number(args.warmup)
