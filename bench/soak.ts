@@ -21,6 +21,8 @@ import { seededClients, unknownClient } from '../src/sandbox/seed.ts'
 import { operationNames, type OperationName } from '../src/upstream/operations.ts'
 
 const DOCUMENTED = new Set([200, 400, 401, 404, 413, 415, 429, 502, 503, 504])
+/** Longer than the service's profile budget (2.5 s): no request timer is pending when memory is read. */
+const SETTLE_MS = 3000
 
 interface Memory { rss: number, heapUsed: number, heapTotal: number, external: number, peakRss: number }
 interface Ask { id: number, op: 'memory' | 'close' }
@@ -302,6 +304,7 @@ async function soak (): Promise<number> {
     }))
   }
 
+  const settle = () => new Promise(resolve => setTimeout(resolve, SETTLE_MS))
   let peak = startMemory.rss
   let runSeconds = 0
   let warmedRequests = 0
@@ -312,11 +315,14 @@ async function soak (): Promise<number> {
     process.stdout.write(`soak: ${opts.durationS} s, ${opts.concurrency} concurrent, faults (${opts.faults.map(f => f.kind).join(', ') || 'none'}) on ${Math.round(opts.faultRate * 100)}% of upstream calls, warm-up ${opts.warmupS} s\n`)
     const runStarted = performance.now()
     await runFor(opts.warmupS)
+    // Measured once the last answers' timers have fired and the log has drained, after a full GC.
+    await settle()
     warmMemory = await service.ask<Memory>('memory')
     const warmedFrom = total
     await runFor(Math.max(0, opts.durationS - opts.warmupS))
     runSeconds = (performance.now() - runStarted) / 1000
     warmedRequests = total - warmedFrom
+    await settle()
     endMemory = await service.ask<Memory>('memory')
     peak = Math.max(peak, endMemory.peakRss)
   } finally {
