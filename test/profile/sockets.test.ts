@@ -1,13 +1,12 @@
 // What only real sockets show: the dealer lookups really run in parallel, and a caller that goes away
 // takes its upstream calls with it. A node:http upstream on port 0 and the real undici Agent.
-import { once } from 'node:events'
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import * as fx from '../../schemas/fixtures.ts'
 import { buildApp } from '../../src/app.ts'
 import { testConfig } from '../helpers/build-app.ts'
 import { bearer, hs256 } from '../helpers/tokens.ts'
+import { listenLocally } from '../helpers/local-server.ts'
 
 type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void
 
@@ -19,14 +18,8 @@ async function upstreamServer (t: Test, handler: Handler): Promise<string> {
     req.on('data', chunk => { body += chunk })
     req.on('end', () => handler(req, res, body))
   })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  t.teardown(async () => {
-    server.closeAllConnections()
-    server.close()
-    await once(server, 'close')
-  })
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const origin = await listenLocally(t, server)
+  return origin
 }
 
 function answerJson (res: ServerResponse, body: unknown, status = 200): void {

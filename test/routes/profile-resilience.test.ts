@@ -1,9 +1,7 @@
 // The profile under a failing upstream and under bursts: the circuit breakers seen through the route
 // (MockAgent upstream, calls counted), and single-flight over real sockets (a port-0 upstream that holds
 // its answers until every request of the burst has reached the route).
-import { once } from 'node:events'
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import * as fx from '../../schemas/fixtures.ts'
@@ -11,6 +9,7 @@ import { buildApp, type App } from '../../src/app.ts'
 import { operations, type OperationName } from '../../src/upstream/operations.ts'
 import { buildTestApp, CONSOLE_KEY, testConfig, type TestApp } from '../helpers/build-app.ts'
 import { bearer, claimsFor, hs256 } from '../helpers/tokens.ts'
+import { listenLocally } from '../helpers/local-server.ts'
 
 const PROFILE = '/api/users/profile'
 const JSON_UTF8 = { 'content-type': 'application/json; charset=utf-8' }
@@ -145,14 +144,8 @@ async function upstreamServer (t: Test, handler: Handler): Promise<Upstream> {
       Promise.resolve(handler(path, body, res, req)).catch(err => res.destroy(err))
     })
   })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  t.teardown(async () => {
-    server.closeAllConnections()
-    server.close()
-    await once(server, 'close')
-  })
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received }
+  const origin = await listenLocally(t, server)
+  return { url: origin, received }
 }
 
 function answer (res: ServerResponse, body: unknown, status = 200): void {

@@ -1,9 +1,8 @@
 // The client's resilience: the circuit breaker of each operation against a MockAgent upstream (what
 // opens it, that an open breaker sends nothing, the half-open probe), and the one retry of a connection
 // that failed before any answer, over real sockets where the connection is what matters.
-import { once } from 'node:events'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo, Socket } from 'node:net'
+import type { Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import * as fx from '../../schemas/fixtures.ts'
@@ -11,6 +10,7 @@ import { createUpstreamClient, type BreakerState, type ExchangeEvent, type Upstr
 import { isUpstreamError, type UpstreamError } from '../../src/upstream/errors.ts'
 import type { OperationName } from '../../src/upstream/operations.ts'
 import { JSON_UTF8, KEYS, mockUpstream } from '../helpers/upstream-mock.ts'
+import { listenLocally } from '../helpers/local-server.ts'
 
 const PASSPORT = '/bc_passport/get_client'
 const DISCOUNT = '/bc_api_web_service/discount'
@@ -203,15 +203,9 @@ async function server (t: Test, handle: (req: IncomingMessage, res: ServerRespon
     req.on('end', () => handle(req, res, ++requests))
   })
   srv.on('connection', socket => sockets.add(socket))
-  srv.listen(0, '127.0.0.1')
-  await once(srv, 'listening')
-  t.teardown(async () => {
-    srv.closeAllConnections()
-    srv.close()
-    await once(srv, 'close')
-  })
+  const origin = await listenLocally(t, srv)
   return {
-    origin: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`,
+    origin,
     requests: () => requests,
     connections: () => sockets.size
   }
