@@ -3,7 +3,7 @@
 import type { Test } from 'tap'
 import { MockAgent } from 'undici'
 import { buildApp, type AppOverrides } from '../../src/app.ts'
-import { loadConfig, type Config } from '../../src/config.ts'
+import { ConfigError, loadConfig, type Config } from '../../src/config.ts'
 
 export const UPSTREAM_ORIGIN = 'http://upstream.test'
 export const PASSPORT_KEY = '6F0D2C1E-PASSPORT-KEY-0000-000000000001'
@@ -22,6 +22,17 @@ export function testConfig (env: Record<string, string | undefined> = {}): Confi
     LOG_LEVEL: 'silent',
     ...env
   })
+}
+
+/** The problems loadConfig names for a test config with `env`; none when it loads. */
+export function configProblems (env: Record<string, string>): string[] {
+  try {
+    testConfig(env)
+    return []
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems
+    throw error
+  }
 }
 
 export interface TestApp {

@@ -3,26 +3,14 @@
 // as 429 RATE_LIMITED in the error body with Retry-After.
 import t, { type Test } from 'tap'
 import * as fx from '../../schemas/fixtures.ts'
-import { ConfigError } from '../../src/config.ts'
 import { operations } from '../../src/upstream/operations.ts'
-import { buildTestApp, CONSOLE_KEY, testConfig, type TestApp } from '../helpers/build-app.ts'
+import { buildTestApp, configProblems, CONSOLE_KEY, testConfig, type TestApp } from '../helpers/build-app.ts'
 import { bearer, claimsFor, hs256 } from '../helpers/tokens.ts'
 
 const PROFILE = '/api/users/profile'
 const CONSOLE = '/request-console'
 const IVANOV_TOKEN = hs256()
 const PETROVA_TOKEN = hs256(claimsFor(fx.PETROVA))
-
-/** The problems loadConfig names for a test config with `env`; none when it loads. */
-function configProblems (env: Record<string, string>): string[] {
-  try {
-    testConfig(env)
-    return []
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems
-    throw error
-  }
-}
 
 interface Answer { statusCode: number, headers: Record<string, unknown>, body: string, json (): any }
 

@@ -2,9 +2,8 @@
 // off unless CORS_ORIGINS names origins, the front server's limits, and their configuration.
 import { connect } from 'node:net'
 import t from 'tap'
-import { ConfigError } from '../../src/config.ts'
 import { API_CSP, DOCS_CSP, EXPOSED_HEADERS } from '../../src/plugins/security.ts'
-import { buildTestApp, testConfig } from '../helpers/build-app.ts'
+import { buildTestApp, configProblems } from '../helpers/build-app.ts'
 import { bearer } from '../helpers/tokens.ts'
 
 const APP_ORIGIN = 'https://app.dealer.example'
@@ -18,17 +17,6 @@ function parseCsp (header: unknown): Record<string, string[]> {
     policy[name] = sources
   }
   return policy
-}
-
-/** The problems loadConfig names for a test config with `env`; none when it loads. */
-function configProblems (env: Record<string, string>): string[] {
-  try {
-    testConfig(env)
-    return []
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems
-    throw error
-  }
 }
 
 t.test('API answers, errors included, carry helmet\'s headers and a CSP that allows nothing', async t => {
