@@ -1,0 +1,66 @@
+// The Dockerfile and .dockerignore as data, read with a real Dockerfile parser (dockerfile-ast) and
+// Docker's own .dockerignore matching (@balena/dockerignore, a port of Docker's matcher), so the lint and
+// the replay test read exactly what `docker build` would.
+import ignore from '@balena/dockerignore'
+import { DockerfileParser, JSONInstruction, ModifiableInstruction } from 'dockerfile-ast'
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import pkg from '../../package.json' with { type: 'json' }
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+
+export interface Step {
+  keyword: string
+  /** The arguments after any `--flag`s, as the parser split them (shell form) or the JSON strings (exec form). */
+  args: string[]
+  /** `--name=value` flags, e.g. `mount=type=cache,target=/root/.npm`. */
+  flags: Array<{ name: string, value: string | null }>
+  /** True for the exec (JSON array) form of RUN, CMD and ENTRYPOINT. */
+  execForm: boolean
+  /** One-based line in the Dockerfile, for failure messages. */
+  line: number
+}
+
+export function dockerfileSteps (text = readFileSync(join(ROOT, 'Dockerfile'), 'utf8')): Step[] {
+  return DockerfileParser.parse(text).getInstructions().map(instruction => {
+    const json = instruction instanceof JSONInstruction && instruction.getOpeningBracket() !== null
+      ? instruction.getJSONStrings().map(s => s.getJSONValue())
+      : undefined
+    return {
+      keyword: instruction.getKeyword(),
+      args: json ?? instruction.getArguments().map(a => a.getValue()),
+      flags: instruction instanceof ModifiableInstruction ? instruction.getFlags().map(f => ({ name: f.getName(), value: f.getValue() })) : [],
+      execForm: json !== undefined,
+      line: instruction.getRange().start.line + 1
+    }
+  })
+}
+
+/** `npm start`'s command line split into words: node, its flags, the entry file. */
+export function startCommand (): string[] {
+  return pkg.scripts.start.trim().split(/\s+/)
+}
+
+/** Every file of the build context that .dockerignore leaves, relative with `/` separators, sorted. */
+export function buildContextFiles (root = ROOT): string[] {
+  const lines = readFileSync(join(root, '.dockerignore'), 'utf8').split('\n')
+  const matcher = ignore().add(lines)
+  // An ignored folder is skipped whole (node_modules, .git) unless an exception (`!path`) could re-include
+  // something inside it, as Docker itself does.
+  const exceptions = lines.map(l => l.trim()).filter(l => l.startsWith('!')).map(l => l.slice(1).replace(/^\/+/, ''))
+  const mayReinclude = (dir: string) => exceptions.some(p => /^[*?[]/.test(p) || p.startsWith(`${dir}/`))
+  const files: string[] = []
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
+      const path = dir === '' ? entry.name : `${dir}/${entry.name}`
+      if (entry.isDirectory()) {
+        if (!matcher.ignores(path) || mayReinclude(path)) walk(path)
+      } else if (!matcher.ignores(path)) {
+        files.push(path)
+      }
+    }
+  }
+  walk('')
+  return files.sort()
+}
