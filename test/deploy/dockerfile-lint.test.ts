@@ -1,11 +1,10 @@
 // The Dockerfile's rules, read with a Dockerfile parser: the base image, what enters the image, who runs
 // the service and how (node itself as the main process, with npm start's V8 flags, so SIGTERM reaches it).
-import ignore from '@balena/dockerignore'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { ConfigSchema } from '../../src/config.ts'
-import { buildContextFiles, dockerfileSteps, ROOT, startCommand } from '../helpers/dockerfile.ts'
+import { buildContextFiles, dockerfileSteps, dockerignore, ROOT, startCommand } from '../helpers/dockerfile.ts'
 
 const steps = dockerfileSteps()
 const of = (keyword: string) => steps.filter(step => step.keyword === keyword)
@@ -46,7 +45,7 @@ t.test('the service runs as the unprivileged node user', async t => {
 })
 
 t.test('EXPOSE is the default PORT of the config', async t => {
-  t.strictSame(of('EXPOSE').map(step => step.args.join(' ')), [String(ConfigSchema.properties.PORT.default)])
+  t.strictSame(of('EXPOSE').map(step => step.args.join(' ')), [String((ConfigSchema.properties.PORT as { default?: number }).default)])
 })
 
 t.test('dependencies come from the lockfile, production only', async t => {
@@ -84,7 +83,7 @@ t.test('.dockerignore keeps the build context to what the Dockerfile copies', as
   const allowed = (file: string) => ALLOWED_SOURCES.has(file) || [...ALLOWED_SOURCES].some(dir => dir.endsWith('/') && file.startsWith(dir))
   t.strictSame(context.filter(file => !allowed(file)), [], 'nothing outside the copied paths')
   t.ok(context.includes('src/server.ts') && context.includes('schemas/profile.ts') && context.includes('package-lock.json'))
-  const matcher = ignore().add(readFileSync(join(ROOT, '.dockerignore'), 'utf8'))
+  const matcher = dockerignore()
   for (const path of ['node_modules', 'node_modules/fastify/package.json', '.git', '.git/config', '.env', '.env.production',
     'src/.env', 'src/node_modules/x.js', 'test/e2e/service.test.ts', 'bench/report.json', 'coverage/index.html', '.tap/x',
     'deploy/kubernetes/deployment.yaml', 'scratch/notes.md', 'profile.cpuprofile']) {

@@ -1,14 +1,23 @@
 // The Dockerfile and .dockerignore as data, read with a real Dockerfile parser (dockerfile-ast) and
 // Docker's own .dockerignore matching (@balena/dockerignore, a port of Docker's matcher), so the lint and
 // the replay test read exactly what `docker build` would.
-import ignore from '@balena/dockerignore'
+import type Dockerignore from '@balena/dockerignore'
 import { DockerfileParser, JSONInstruction, ModifiableInstruction } from 'dockerfile-ast'
 import { readdirSync, readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pkg from '../../package.json' with { type: 'json' }
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+
+// A CommonJS module whose types claim a default export; required, it is the factory itself.
+const ignore = createRequire(import.meta.url)('@balena/dockerignore') as typeof Dockerignore.default
+
+/** Docker's matcher for the lines of a .dockerignore (the repository's own by default). */
+export function dockerignore (text = readFileSync(join(ROOT, '.dockerignore'), 'utf8')) {
+  return ignore().add(text.split('\n'))
+}
 
 export interface Step {
   keyword: string
@@ -45,7 +54,7 @@ export function startCommand (): string[] {
 /** Every file of the build context that .dockerignore leaves, relative with `/` separators, sorted. */
 export function buildContextFiles (root = ROOT): string[] {
   const lines = readFileSync(join(root, '.dockerignore'), 'utf8').split('\n')
-  const matcher = ignore().add(lines)
+  const matcher = dockerignore(lines.join('\n'))
   // An ignored folder is skipped whole (node_modules, .git) unless an exception (`!path`) could re-include
   // something inside it, as Docker itself does.
   const exceptions = lines.map(l => l.trim()).filter(l => l.startsWith('!')).map(l => l.slice(1).replace(/^\/+/, ''))
