@@ -126,13 +126,19 @@ t.test('the installed tree is the code and the production dependencies only', as
 })
 
 t.test('the CMD serves readiness, a profile from the sandbox upstream and the OpenAPI document', async t => {
-  t.equal(built.user, 'node', 'the image runs as node; here as a uid that owns none of the files')
+  t.equal(built.user, 'node', 'the image runs as node, not root')
   t.equal(built.cmd[0], 'node')
   const sandbox = await startSandboxUpstream({ keys: { passport: PASSPORT_KEY, dealer: DEALER_KEY } })
   t.teardown(() => sandbox.close())
 
-  // The image's files belong to root and the service may not write them (readOnlyRootFilesystem too).
-  if (asRoot) chmodSync(image, 0o755)
+  // The image's files belong to root and the service may not write them (readOnlyRootFilesystem too):
+  // as root, the service runs as another uid; otherwise the files are made read-only.
+  if (asRoot) {
+    chmodSync(image, 0o755)
+  } else {
+    spawnSync('chmod', ['-R', 'a-w', built.workdir])
+    t.teardown(() => { spawnSync('chmod', ['-R', 'u+w', built.workdir]) })
+  }
   const [command, ...args] = uninstrumented([process.execPath, ...built.cmd.slice(1)])
   const child = spawn(command!, args, {
     cwd: built.workdir,
