@@ -1,0 +1,193 @@
+// The Kubernetes manifests, checked as the API server would check them (the API's schemas, through
+// kubernetes-models) and against the service itself: real probe routes, its port, its variables, its
+// shutdown grace, and the memory its V8 flags and the benchmark call for.
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import t from 'tap'
+import { parseAllDocuments } from 'yaml'
+import bench from '../../bench/report.json' with { type: 'json' }
+import { ConfigSchema, loadConfig } from '../../src/config.ts'
+import { buildTestApp, DEALER_KEY, JWT_SECRET, PASSPORT_KEY } from '../helpers/build-app.ts'
+import { ROOT, startCommand } from '../helpers/dockerfile.ts'
+
+const DIR = join(ROOT, 'deploy/kubernetes')
+
+interface Manifest { apiVersion: string, kind: string, metadata: { name: string, labels?: Record<string, string> }, [key: string]: unknown }
+
+/** Every YAML document of the folder, with the file it came from. */
+const documents = readdirSync(DIR).filter(file => file.endsWith('.yaml')).sort().flatMap(file =>
+  parseAllDocuments(readFileSync(join(DIR, file), 'utf8')).map(doc => {
+    if (doc.errors.length > 0) throw new Error(`${file}: ${doc.errors.map(e => e.message).join('; ')}`)
+    return { file, manifest: doc.toJS() as Manifest }
+  }))
+
+const kustomization = documents.find(d => d.manifest.kind === 'Kustomization')!.manifest as unknown as {
+  resources: string[]
+  images?: Array<{ name: string }>
+}
+const resources = documents.filter(d => d.manifest.kind !== 'Kustomization')
+const one = <T>(kind: string) => {
+  const found = resources.filter(d => d.manifest.kind === kind)
+  if (found.length !== 1) throw new Error(`expected one ${kind}, found ${found.length}`)
+  return found[0]!.manifest as unknown as T
+}
+
+// Only the fields read below; the schema validation covers the rest.
+interface Probe { httpGet: { path: string, port: string | number } }
+interface EnvVar { name: string, valueFrom?: { secretKeyRef?: { name: string, key: string, optional?: boolean } } }
+interface Container {
+  name: string
+  image: string
+  command?: string[]
+  args?: string[]
+  ports: Array<{ name: string, containerPort: number }>
+  env: EnvVar[]
+  envFrom: Array<{ configMapRef?: { name: string } }>
+  startupProbe?: Probe
+  readinessProbe: Probe
+  livenessProbe: Probe
+  lifecycle: { preStop: { sleep?: { seconds: number } } }
+  resources: { requests: Record<string, string>, limits: Record<string, string> }
+  securityContext: { allowPrivilegeEscalation: boolean, readOnlyRootFilesystem: boolean, capabilities: { drop: string[] } }
+}
+interface Deployment {
+  metadata: { name: string }
+  spec: {
+    replicas: number
+    selector: { matchLabels: Record<string, string> }
+    template: {
+      metadata: { labels: Record<string, string> }
+      spec: {
+        terminationGracePeriodSeconds: number
+        securityContext: { runAsNonRoot: boolean, runAsUser: number, seccompProfile: { type: string } }
+        containers: Container[]
+      }
+    }
+  }
+}
+const deployment = one<Deployment>('Deployment')
+const pod = deployment.spec.template.spec
+const container = pod.containers[0]!
+const configMap = one<{ metadata: { name: string }, data: Record<string, string> }>('ConfigMap')
+
+/** Bytes of a Kubernetes quantity in MiB (`192Mi`, `1Gi`), or cores (`500m`, `1`). */
+const mebibytes = (quantity: string) => {
+  const match = /^(\d+)(Mi|Gi)$/.exec(quantity)
+  if (match === null) throw new Error(`unexpected memory quantity ${quantity}`)
+  return Number(match[1]) * (match[2] === 'Gi' ? 1024 : 1)
+}
+const cores = (quantity: string) => quantity.endsWith('m') ? Number(quantity.slice(0, -1)) / 1000 : Number(quantity)
+
+t.test('kustomization.yaml lists every manifest of the folder', async t => {
+  const files = [...new Set(resources.map(d => d.file))].sort()
+  t.strictSame([...kustomization.resources].sort(), files)
+  t.strictSame(kustomization.images?.map(image => image.name), [container.image], 'its image entry is the Deployment\'s image')
+})
+
+t.test('every manifest is valid against the Kubernetes API schema of its kind', async t => {
+  const kinds = resources.map(d => `${d.manifest.apiVersion} ${d.manifest.kind}`).sort()
+  t.strictSame(kinds, ['apps/v1 Deployment', 'autoscaling/v2 HorizontalPodAutoscaler', 'policy/v1 PodDisruptionBudget', 'v1 ConfigMap', 'v1 Service'])
+  // kubernetes-models is laid out by apiVersion: kubernetes-models/apps/v1, kubernetes-models/v1...
+  const model = async (manifest: Manifest) => {
+    const module = await import(`kubernetes-models/${manifest.apiVersion}`) as Record<string, new (data: unknown) => { validate (): void }>
+    const Model = module[manifest.kind]
+    if (Model === undefined) throw new Error(`no model for ${manifest.apiVersion} ${manifest.kind}`)
+    return new Model(manifest)
+  }
+  for (const { file, manifest } of resources) {
+    const instance = await model(manifest)
+    t.doesNotThrow(() => instance.validate(), `${file}: ${manifest.kind} ${manifest.metadata.name}`)
+  }
+  // The validator bites: a wrong type is refused.
+  const broken = structuredClone(deployment) as unknown as Manifest & { spec: { replicas: unknown } }
+  broken.spec.replicas = 'three'
+  const instance = await model({ ...broken, apiVersion: 'apps/v1', kind: 'Deployment' })
+  t.throws(() => instance.validate(), /replicas/)
+})
+
+t.test('selectors of the Service, HPA and PDB reach the Deployment\'s pods', async t => {
+  const labels = deployment.spec.template.metadata.labels
+  t.match(labels, deployment.spec.selector.matchLabels)
+  const service = one<{ spec: { selector: Record<string, string>, ports: Array<{ targetPort: string | number }> } }>('Service')
+  t.match(labels, service.spec.selector)
+  t.ok(service.spec.ports.every(p => container.ports.some(c => c.name === p.targetPort || c.containerPort === p.targetPort)), 'the Service targets the container port')
+  const pdb = one<{ spec: { selector: { matchLabels: Record<string, string> }, maxUnavailable?: number } }>('PodDisruptionBudget')
+  t.match(labels, pdb.spec.selector.matchLabels)
+  t.equal(pdb.spec.maxUnavailable, 1, 'drains take one pod at a time')
+  const hpa = one<{ spec: { scaleTargetRef: { apiVersion: string, kind: string, name: string }, minReplicas: number, maxReplicas: number, metrics: Array<{ type: string, resource?: { name: string, target: { type: string } } }> } }>('HorizontalPodAutoscaler')
+  t.strictSame(hpa.spec.scaleTargetRef, { apiVersion: 'apps/v1', kind: 'Deployment', name: deployment.metadata.name })
+  t.equal(hpa.spec.minReplicas, deployment.spec.replicas, 'never below the Deployment\'s replicas')
+  t.ok(hpa.spec.maxReplicas > hpa.spec.minReplicas)
+  t.match(hpa.spec.metrics, [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization' } } }], 'scales on CPU')
+})
+
+t.test('3 replicas of the image\'s own command', async t => {
+  t.equal(deployment.spec.replicas, 3)
+  t.equal(pod.containers.length, 1)
+  t.equal(container.command, undefined, 'no command override: the image\'s CMD (node, npm start\'s flags) runs')
+  t.equal(container.args, undefined)
+})
+
+t.test('the probes ask real routes of the app, on its port', async t => {
+  const expectedPort = Number(configMap.data.PORT ?? (ConfigSchema.properties.PORT as { default?: number }).default)
+  t.strictSame(container.ports.map(p => p.containerPort), [expectedPort], 'the container port is the service\'s PORT')
+  t.equal(container.readinessProbe.httpGet.path, '/health/ready')
+  t.equal(container.livenessProbe.httpGet.path, '/health/live')
+  const { app } = await buildTestApp(t)
+  for (const probe of [container.startupProbe, container.readinessProbe, container.livenessProbe]) {
+    if (probe === undefined) continue
+    t.ok(container.ports.some(p => p.name === probe.httpGet.port || p.containerPort === probe.httpGet.port), `${probe.httpGet.path} on a container port`)
+    const res = await app.inject({ method: 'GET', url: probe.httpGet.path })
+    t.equal(res.statusCode, 200, `GET ${probe.httpGet.path} answers 200`)
+  }
+})
+
+t.test('every variable named is one the service reads, and the ConfigMap\'s values are valid', async t => {
+  const names = [...Object.keys(configMap.data), ...container.env.map(e => e.name)]
+  const known = new Set(Object.keys(ConfigSchema.properties))
+  for (const name of names) t.ok(known.has(name) || /^OTEL_[A-Z_]+$/.test(name), `${name} is in ConfigSchema or a standard OTEL_* variable`)
+  t.strictSame(container.envFrom, [{ configMapRef: { name: configMap.metadata.name } }], 'the rest from the ConfigMap')
+  t.ok('REDIS_URL' in configMap.data, 'the replicas share one Redis for the rate limits')
+  // What the pod gets, with made-up values for the Secret's keys: the service accepts it.
+  const config = loadConfig({ ...configMap.data, PASSPORT_API_KEY: PASSPORT_KEY, DEALER_API_KEY: DEALER_KEY, AUTH_JWT_SECRET: JWT_SECRET })
+  t.equal(config.HOST, '0.0.0.0', 'listens on the pod\'s address')
+})
+
+t.test('the keys come from one Secret, by name, never from the ConfigMap', async t => {
+  const refs = container.env.map(e => ({ name: e.name, ref: e.valueFrom?.secretKeyRef }))
+  t.ok(refs.every(r => r.ref !== undefined), 'every env entry is a secretKeyRef')
+  t.equal(new Set(refs.map(r => r.ref?.name)).size, 1, 'one Secret')
+  t.ok(refs.every(r => r.ref?.key === r.name), 'each key named as its variable')
+  const optional = Object.fromEntries(refs.map(r => [r.name, r.ref?.optional === true]))
+  t.strictSame(optional, { PASSPORT_API_KEY: false, DEALER_API_KEY: false, AUTH_JWT_SECRET: false, CONSOLE_API_KEY: true, METRICS_API_KEY: true })
+  for (const key of Object.keys(optional)) t.notOk(key in configMap.data, `${key} is not in the ConfigMap`)
+})
+
+t.test('a stopping pod drains before SIGTERM and finishes its requests within the grace period', async t => {
+  const pause = container.lifecycle.preStop.sleep?.seconds ?? 0
+  t.ok(pause >= 3, 'a preStop pause of a few seconds while endpoints are removed')
+  const config = loadConfig({ ...configMap.data, PASSPORT_API_KEY: PASSPORT_KEY, DEALER_API_KEY: DEALER_KEY, AUTH_JWT_SECRET: JWT_SECRET })
+  t.ok(pod.terminationGracePeriodSeconds > pause + config.SHUTDOWN_GRACE_MS / 1000,
+    `terminationGracePeriodSeconds ${pod.terminationGracePeriodSeconds} > ${pause} s pause + ${config.SHUTDOWN_GRACE_MS} ms grace`)
+})
+
+t.test('non-root, read-only, no privileges', async t => {
+  t.match(pod.securityContext, { runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } })
+  t.strictSame(container.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } })
+})
+
+t.test('resources follow the benchmark and the V8 heap caps', async t => {
+  const flag = (name: string) => Number(startCommand().find(arg => arg.startsWith(`--${name}=`))?.split('=')[1])
+  const oldSpace = flag('max-old-space-size')
+  const semiSpace = flag('max-semi-space-size')
+  t.ok(oldSpace > 0 && semiSpace > 0, 'npm start caps the heap')
+  // Outside the V8 heap: what the process holds at ready beyond its live heap (code, Node, buffers).
+  const offHeap = bench.memory.rssAtReadyMiB - bench.memory.heapUsedAtReadyMiB
+  const limit = mebibytes(container.resources.limits.memory!)
+  t.ok(limit >= oldSpace + 3 * semiSpace + offHeap, `memory limit ${limit} MiB fits old space ${oldSpace} + young ${3 * semiSpace} + ${offHeap.toFixed(0)} off heap`)
+  const request = mebibytes(container.resources.requests.memory!)
+  t.ok(request >= bench.memory.lifetimeMaxRssMiB, `memory request ${request} MiB covers the measured peak RSS ${bench.memory.lifetimeMaxRssMiB} MiB`)
+  t.ok(request <= limit)
+  const cpuRequest = cores(container.resources.requests.cpu!)
+  t.ok(cpuRequest > 0 && cpuRequest <= cores(container.resources.limits.cpu!), 'CPU requested, within its limit')
+})
