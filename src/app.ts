@@ -7,6 +7,7 @@ import type { Config } from './config.ts'
 import { loggerOptions } from './logger.ts'
 import auth from './plugins/auth.ts'
 import docs from './plugins/docs.ts'
+import drain from './plugins/drain.ts'
 import errors from './plugins/errors.ts'
 import loadShedding from './plugins/load-shedding.ts'
 import metrics from './plugins/metrics.ts'
@@ -46,6 +47,8 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
   fastify.setValidatorCompiler(TypeBoxValidatorCompiler)
 
   await fastify.register(requestIdPlugin)
+  // Keep-alive connections end with their last answer once closing: shutdown waits for work, not sockets.
+  await fastify.register(drain)
   await fastify.register(errors)
   // Headers first, so that shed and rate-limited answers carry them too; both before any route.
   await fastify.register(security, { config })
