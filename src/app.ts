@@ -3,6 +3,7 @@
 import Fastify, { type FastifyServerOptions } from 'fastify'
 import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Dispatcher } from 'undici'
+import { clientErrorHandler } from './client-errors.ts'
 import type { Config } from './config.ts'
 import { loggerOptions } from './logger.ts'
 import auth from './plugins/auth.ts'
@@ -40,6 +41,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
     // Requests that arrive while draining are still served (readiness already answers 503); Fastify's
     // own 503 body would not be our error body.
     return503OnClosing: false,
+    clientErrorHandler,
     ajv: { customOptions: { removeAdditional: false } },
     schemaController: serializerController()
   }).withTypeProvider<TypeBoxTypeProvider>()
