@@ -167,6 +167,7 @@ t.test('SIGTERM with a keep-alive caller and a profile in flight: answered whole
   t.ok(server.child.kill('SIGTERM'), 'signal sent')
 
   const res = await profile
+  t.equal(closed.length, 1, 'the idle connection was closed at once, before the answer')
   t.equal(res.statusCode, 200)
   t.equal(res.headers.connection, 'close', 'the answer in flight at the signal says the connection ends with it')
   const body = await res.body.json() as { degraded: string[] }

@@ -127,6 +127,20 @@ t.test('a failure rate over the window: it opens only past the rate, once the wi
   t.match(up.events.at(-1), { operation: 'dealer.discount', outcome: 'breaker_open', status: null, hops: 0, contractErrors: [] })
 })
 
+t.test('the minimum volume is exact whatever the window: cockatiel rounds its buckets, min-calls is not rounded', async t => {
+  // 61 buckets of 992 ms: a window cockatiel cannot split evenly.
+  for (const windowMs of [60_500, 1_234]) {
+    t.test(`${windowMs} ms`, async t => {
+      const up = breakerUpstream(t, 7, { breaker: { failureRatePercent: 50, minCalls: 7, windowMs, halfOpenAfterMs: 600_000 } })
+      up.post(DISCOUNT).reply(500, 'oops', { headers: TEXT }).times(7)
+      for (let i = 0; i < 6; i++) await discount(up.client).catch(() => {})
+      t.equal(up.client.breakerStates()['dealer.discount'], 'closed', '6 failures: below the 7 calls')
+      await discount(up.client).catch(() => {})
+      t.equal(up.client.breakerStates()['dealer.discount'], 'open', 'the 7th opens it')
+    })
+  }
+})
+
 t.test('1,000 calls of healthy, broken-record and a few 5xx answers keep the breaker closed', async t => {
   const up = breakerUpstream(t, 20)
   // Every tenth call a 5xx (10 %), the rest split between whole answers and broken records.
