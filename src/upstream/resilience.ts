@@ -34,7 +34,8 @@ export const DEFAULT_BREAKER_OPTIONS: BreakerOptions = { failureRatePercent: 50,
  *   added later). The caller gets its 502, the metrics count it by reason and the log names it, but one
  *   client's broken record must never become everyone's outage. It proves the operation is reachable, so
  *   a probe that meets one closes the breaker, and an answer that arrived whole counts in the window as
- *   an answered (successful) call.
+ *   an answered (successful) call: the breaker measures failures among the calls that reached the
+ *   upstream, and these did. (One cut off at the size cap, thrown before it was whole, counts neither way.)
  * - `neutral`: the caller's own limit (`aborted`, a timeout cut short by the profile budget), or the
  *   breaker's own refusal; says nothing about the upstream.
  */
