@@ -3,10 +3,12 @@
 import Fastify, { type FastifyServerOptions } from 'fastify'
 import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Dispatcher } from 'undici'
+import { clientErrorHandler } from './client-errors.ts'
 import type { Config } from './config.ts'
 import { loggerOptions } from './logger.ts'
 import auth from './plugins/auth.ts'
 import docs from './plugins/docs.ts'
+import drain from './plugins/drain.ts'
 import errors from './plugins/errors.ts'
 import loadShedding from './plugins/load-shedding.ts'
 import metrics from './plugins/metrics.ts'
@@ -39,6 +41,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
     // Requests that arrive while draining are still served (readiness already answers 503); Fastify's
     // own 503 body would not be our error body.
     return503OnClosing: false,
+    clientErrorHandler,
     ajv: { customOptions: { removeAdditional: false } },
     schemaController: serializerController()
   }).withTypeProvider<TypeBoxTypeProvider>()
@@ -46,6 +49,8 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
   fastify.setValidatorCompiler(TypeBoxValidatorCompiler)
 
   await fastify.register(requestIdPlugin)
+  // Keep-alive connections end with their last answer once closing: shutdown waits for work, not sockets.
+  await fastify.register(drain)
   await fastify.register(errors)
   // Headers first, so that shed and rate-limited answers carry them too; both before any route.
   await fastify.register(security, { config })

@@ -26,7 +26,9 @@ export const ConfigSchema = Type.Object({
   PROFILE_TIMEOUT_MS: Millis(8000, 'The whole profile request, all upstream calls included.'),
   UPSTREAM_MAX_BODY_BYTES: Type.Integer({ minimum: 1024, maximum: 64 * 1024 * 1024, default: 1024 * 1024, description: 'Largest upstream answer read; a larger one is a bad response.' }),
   UPSTREAM_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 1024, default: 128, description: 'Keep-alive connections per upstream origin.' }),
-  UPSTREAM_BREAKER_THRESHOLD: Type.Integer({ minimum: 1, maximum: 1000, default: 5, description: 'Consecutive failures of one upstream operation that open its circuit breaker; while open, calls fail at once with 503.' }),
+  UPSTREAM_BREAKER_FAILURE_RATE: Type.Integer({ minimum: 1, maximum: 99, default: 50, description: 'Percent of one upstream operation\'s calls in the window that must fail (no answer, a full-deadline timeout, 5xx, a bad redirect), more than which its circuit breaker opens; while open, calls fail at once with 503.' }),
+  UPSTREAM_BREAKER_MIN_CALLS: Type.Integer({ minimum: 1, maximum: 10_000, default: 20, description: 'Calls of one upstream operation the window must hold before its failure rate can open the breaker.' }),
+  UPSTREAM_BREAKER_WINDOW_MS: Type.Integer({ minimum: 1000, maximum: 600_000, default: 10_000, description: 'The sliding window over which an upstream operation\'s failure rate is measured.' }),
   UPSTREAM_BREAKER_HALF_OPEN_MS: Millis(10_000, 'How long an open circuit breaker refuses calls before one probe call may close it.'),
   METRICS_API_KEY: Type.Optional(Type.String({ minLength: 16, description: 'Turns on GET /metrics, scraped with Authorization: Bearer <key>; unset, metrics are off and the route answers 404.' })),
   SHUTDOWN_GRACE_MS: Millis(10_000, 'On SIGTERM, how long in-flight requests may take to finish before the process is stopped.'),
@@ -118,8 +120,19 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     problems.push('TRUST_PROXY must be true, false, or a comma list of addresses, CIDRs or loopback/linklocal/uniquelocal')
   }
   if (config !== undefined) problems.push(...serverTimeoutProblems(config))
+  for (const [name, instead] of Object.entries(RETIRED)) {
+    if (data[name] !== undefined) problems.push(`${name} is no longer supported; ${instead}`)
+  }
   if (problems.length > 0 || config === undefined) throw new ConfigError(problems)
   return config
+}
+
+/**
+ * Variables whose meaning is gone, with what replaces them. Unknown variables are otherwise ignored, but
+ * an operator who set one of these expects it to act: naming it beats silently running without it.
+ */
+const RETIRED: Record<string, string> = {
+  UPSTREAM_BREAKER_THRESHOLD: 'the breaker opens on a failure rate: set UPSTREAM_BREAKER_FAILURE_RATE, UPSTREAM_BREAKER_MIN_CALLS and UPSTREAM_BREAKER_WINDOW_MS'
 }
 
 const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal'])

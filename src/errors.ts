@@ -18,6 +18,11 @@ export const PayloadTooLargeError = createError<'PAYLOAD_TOO_LARGE', 413, []>(
   'PAYLOAD_TOO_LARGE', 'The request body is too large', 413)
 export const UnsupportedMediaTypeError = createError<'UNSUPPORTED_MEDIA_TYPE', 415, []>(
   'UNSUPPORTED_MEDIA_TYPE', 'The request content type is not supported; send application/json', 415)
+// Answered before routing (src/client-errors.ts): the request never became one Fastify could route.
+export const RequestTimeoutError = createError<'REQUEST_TIMEOUT', 408, []>(
+  'REQUEST_TIMEOUT', 'The request was not received in time', 408)
+export const HeadersTooLargeError = createError<'HEADERS_TOO_LARGE', 431, []>(
+  'HEADERS_TOO_LARGE', 'The request headers are too large', 431)
 export const RateLimitedError = createError<'RATE_LIMITED', 429, [retryAfter: string]>(
   'RATE_LIMITED', 'Too many requests; retry in %s', 429)
 export const InternalError = createError<'INTERNAL_ERROR', 500, []>(
@@ -35,6 +40,7 @@ export const UpstreamUnavailableError = createError<'UPSTREAM_UNAVAILABLE', 503,
 /** Every code a client can meet, for the docs and the tests. */
 export const errorCodes = [
   'BAD_REQUEST', 'UNAUTHORIZED', 'NOT_FOUND', 'CLIENT_NOT_FOUND', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE',
-  'RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE', 'UPSTREAM_TIMEOUT', 'UPSTREAM_BAD_RESPONSE', 'UPSTREAM_UNAVAILABLE'
+  'RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE', 'UPSTREAM_TIMEOUT', 'UPSTREAM_BAD_RESPONSE', 'UPSTREAM_UNAVAILABLE',
+  'REQUEST_TIMEOUT', 'HEADERS_TOO_LARGE'
 ] as const
 export type ErrorCode = typeof errorCodes[number]

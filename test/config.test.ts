@@ -40,7 +40,9 @@ t.test('defaults fill what is left out, numbers are numbers', async t => {
     PROFILE_TIMEOUT_MS: 8000,
     UPSTREAM_MAX_BODY_BYTES: 1024 * 1024,
     UPSTREAM_CONNECTIONS: 128,
-    UPSTREAM_BREAKER_THRESHOLD: 5,
+    UPSTREAM_BREAKER_FAILURE_RATE: 50,
+    UPSTREAM_BREAKER_MIN_CALLS: 20,
+    UPSTREAM_BREAKER_WINDOW_MS: 10_000,
     UPSTREAM_BREAKER_HALF_OPEN_MS: 10_000,
     SHUTDOWN_GRACE_MS: 10_000,
     RATE_LIMIT_PROFILE_PER_MINUTE: 120,
@@ -184,6 +186,22 @@ t.test('.env is read when asked, and the environment wins over it', async t => {
   // The one-of rule sees the file too: a bad PORT is the only problem.
   const error = configError(t, () => loadConfig({ PORT: 'not-a-port' }, { dotenv: true }))
   t.strictSame(error.problems, ['PORT must be integer'])
+})
+
+t.test('the breaker variables: a rate in percent, a minimum volume, a window; the retired threshold is named', async t => {
+  const config = loadConfig({ ...required, UPSTREAM_BREAKER_FAILURE_RATE: '25', UPSTREAM_BREAKER_MIN_CALLS: '40', UPSTREAM_BREAKER_WINDOW_MS: '30000' })
+  t.match(config, { UPSTREAM_BREAKER_FAILURE_RATE: 25, UPSTREAM_BREAKER_MIN_CALLS: 40, UPSTREAM_BREAKER_WINDOW_MS: 30_000 })
+
+  const outOfRange = configError(t, () => loadConfig({ ...required, UPSTREAM_BREAKER_FAILURE_RATE: '100', UPSTREAM_BREAKER_MIN_CALLS: '0', UPSTREAM_BREAKER_WINDOW_MS: '999' }))
+  t.strictSame(outOfRange.problems.map(problem => problem.split(' ')[0]).sort(),
+    ['UPSTREAM_BREAKER_FAILURE_RATE', 'UPSTREAM_BREAKER_MIN_CALLS', 'UPSTREAM_BREAKER_WINDOW_MS'])
+
+  // An operator who still sets it expects it to act; it must not be silently ignored.
+  const retired = configError(t, () => loadConfig({ ...required, UPSTREAM_BREAKER_THRESHOLD: '5' }))
+  t.equal(retired.problems.length, 1)
+  t.match(retired.problems[0], /^UPSTREAM_BREAKER_THRESHOLD is no longer supported; .*UPSTREAM_BREAKER_FAILURE_RATE/)
+  const fromFile = t.testdir({ '.env': 'UPSTREAM_BREAKER_THRESHOLD=5\n' })
+  t.match(configError(t, () => loadConfig(required, { dotenv: { path: join(fromFile, '.env') } })).problems, [/^UPSTREAM_BREAKER_THRESHOLD is no longer supported/], 'in .env too')
 })
 
 t.test('a missing .env is no error', async t => {

@@ -5,6 +5,7 @@ import fp from 'fastify-plugin'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import type { ErrorBody } from '../../schemas/errors.ts'
 import { errorCodes, InternalError, NotFoundError } from '../errors.ts'
+import { retryAfterOf } from '../upstream/resilience.ts'
 
 const catalog = new Set<string>(errorCodes)
 
@@ -39,6 +40,9 @@ export function toErrorBody (error: FastifyError): ErrorBody {
 async function errorsPlugin (fastify: import('fastify').FastifyInstance) {
   fastify.setErrorHandler(function handle (error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
     const body = toErrorBody(error)
+    // An open circuit breaker knows when its probe may go: callers need not guess.
+    const retryAfter = retryAfterOf(error)
+    if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter))
     if (body.statusCode >= 500) request.log.error({ err: error, code: body.code }, 'request failed')
     else request.log.info({ code: body.code, message: body.message }, 'request refused')
     return reply.code(body.statusCode).type('application/json; charset=utf-8').send(body)

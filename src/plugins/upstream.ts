@@ -25,7 +25,12 @@ export default fp<UpstreamPluginOptions>(async function upstreamPlugin (fastify,
     timeoutMs: config.UPSTREAM_TIMEOUT_MS,
     maxBodyBytes: config.UPSTREAM_MAX_BODY_BYTES,
     connections: config.UPSTREAM_CONNECTIONS,
-    breaker: { threshold: config.UPSTREAM_BREAKER_THRESHOLD, halfOpenAfterMs: config.UPSTREAM_BREAKER_HALF_OPEN_MS },
+    breaker: {
+      failureRatePercent: config.UPSTREAM_BREAKER_FAILURE_RATE,
+      minCalls: config.UPSTREAM_BREAKER_MIN_CALLS,
+      windowMs: config.UPSTREAM_BREAKER_WINDOW_MS,
+      halfOpenAfterMs: config.UPSTREAM_BREAKER_HALF_OPEN_MS
+    },
     ...(dispatcher === undefined ? {} : { dispatcher }),
     ...(observer === undefined ? {} : { observer })
   })

@@ -55,8 +55,9 @@ const responses = {
   404: errorResponse('The passport service does not know the client the token names.', [new ClientNotFoundError()]),
   500: errorResponse('An unexpected failure of the service; the request id finds it in the logs.', [new InternalError()]),
   502: errorResponse('The passport answer was unusable: an error status, not JSON, or outside its contract.', [new UpstreamBadResponseError(EXAMPLE_OPERATION)]),
-  503: errorResponse('The passport service could not be reached, or the service is shedding load (with `Retry-After`).',
-    [new UpstreamUnavailableError(EXAMPLE_OPERATION), new ServiceUnavailableError(OVERLOADED)], shedHeaders()),
+  503: errorResponse('The passport service could not be reached, or its circuit breaker is open (with `Retry-After`: seconds until its next probe), or the service is shedding load (with `Retry-After`).',
+    [new UpstreamUnavailableError(EXAMPLE_OPERATION), new ServiceUnavailableError(OVERLOADED)],
+    { 'retry-after': { ...shedHeaders()['retry-after'], description: 'Seconds to wait before retrying; sent when the service sheds load, and while the passport\'s circuit breaker is open (until its next probe).' } }),
   504: errorResponse('The passport service did not answer within its deadline or the profile budget.', [new UpstreamTimeoutError(EXAMPLE_OPERATION)])
 }
 

@@ -18,8 +18,11 @@ export type Fault =
   | { kind: 'redirect_loop', mode: 'self' | 'ping_pong' } // 307 to itself, or between the slashed and unslashed paths
   | { kind: 'cross_origin' } // 307 to the same path on `elsewhere`
 
-/** A fault, or a function choosing one per request (the soak's random faults). */
-export type FaultScript = Fault | ((operation: OperationName) => Fault)
+/**
+ * A fault, or a function choosing one per request: the soak's random faults, or a test's choice by the
+ * request's headers (the x-request-id the service forwards names one caller's requests).
+ */
+export type FaultScript = Fault | ((operation: OperationName, headers: IncomingHttpHeaders) => Fault)
 
 export const MiB = 1024 * 1024
 
@@ -165,7 +168,7 @@ export async function startFaultUpstream (options: { keys: Record<KeyName, strin
     counts[operation]++
     const next = queued.get(operation)?.shift()
     const script = next ?? scripts.get(operation) ?? NORMAL
-    misbehave(req, res, operation, typeof script === 'function' ? script(operation) : script)
+    misbehave(req, res, operation, typeof script === 'function' ? script(operation, req.headers) : script)
   })
   const url = await listen(server)
 

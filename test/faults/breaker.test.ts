@@ -1,109 +1,162 @@
-// Circuit breakers over real sockets. Dealers that keep failing stop being called: their sections degrade
-// at once (shown by the fault upstream's counts, not by timing). A passport that recovers is probed after
-// the half-open delay and the profile is whole again; a probe that fails keeps the breaker open.
-import t from 'tap'
+// Circuit breakers over real sockets, with the default rule (more than 50 % of at least 20 calls failed;
+// a window of a minute so no test outlasts it). A broken record is one caller's 502, never everyone's
+// 503; an operation failing for every caller is refused after about 20 calls (shown by the fault
+// upstream's counts, not by timing); a probe after the half-open delay closes it again; each operation
+// has its own breaker.
+import t, { type Test } from 'tap'
+import type { IncomingHttpHeaders } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { petrova } from '../../src/sandbox/seed.ts'
+import { ivanov, petrova } from '../../src/sandbox/seed.ts'
+import type { PassportParams } from '../../schemas/passport.ts'
 import type { Profile } from '../../schemas/profile.ts'
-import type { OperationName } from '../../src/upstream/operations.ts'
-import { consoleCall, faultService, faultUpstream, profileOf, readAnswer, type Fault } from '../helpers/fault-upstream.ts'
+import { signToken } from '../../src/auth/sign.ts'
+import { consoleCall, faultService, faultUpstream, MiB, readAnswer, SECRETS, type Fault } from '../helpers/fault-upstream.ts'
 
-const THRESHOLD = 5
-const HALF_OPEN_MS = 1500
+const MIN_CALLS = 20
+const HALF_OPEN_MS = 1000
+/** The defaults but the window, and a half-open delay beyond the test unless it says otherwise. */
+const ENV = { UPSTREAM_BREAKER_WINDOW_MS: '60000', UPSTREAM_BREAKER_HALF_OPEN_MS: '600000' }
+const NORMAL: Fault = { kind: 'normal' }
 
 const upstream = await faultUpstream(t)
+const passportCalls = () => upstream.counts()['passport.get_client']
 
-t.test('dealers failing 100 times in a row: their breakers open and later profiles degrade without calling them', async t => {
+/**
+ * A service in front of the fault upstream, warmed up by one whole profile (its client then knows the
+ * upstream's slash paths: one request per call from here on), with the upstream's counts cleared.
+ */
+async function warmService (t: Test, env: Record<string, string>): Promise<string> {
   upstream.reset()
-  // Half-open far beyond the test: once open, the dealers' breakers stay open.
-  const base = await faultService(t, upstream.url, { UPSTREAM_TIMEOUT_MS: '500', UPSTREAM_BREAKER_THRESHOLD: String(THRESHOLD), UPSTREAM_BREAKER_HALF_OPEN_MS: '600000' })
-  t.equal((await profileOf(base, petrova.identity)).status, 200, 'warm-up: whole profile')
+  const base = await faultService(t, upstream.url, env)
+  t.equal((await profile(base, petrova.identity)).status, 200, 'warm-up: whole profile')
   upstream.reset()
-  // Every kind of failure the breaker counts, in turn (not a reset: its retry would make two requests of one call).
-  const failures: Fault[] = [{ kind: 'status', status: 500 }, { kind: 'slow', ms: 5000 }, { kind: 'garbage_json' }, { kind: 'wrong_type' }, { kind: 'huge', bytes: 4 * 1024 * 1024 }]
+  return base
+}
+
+/** A profile request of `who`; `id` is the x-request-id the service forwards to the upstream. */
+const profile = (base: string, who: PassportParams, id?: string) => fetch(`${base}/api/users/profile`, {
+  headers: {
+    authorization: `Bearer ${signToken({ sub: who.uid_client, login: who.login, vendor: who.vendor }, SECRETS.JWT_SECRET)}`,
+    ...(id === undefined ? {} : { 'x-request-id': id })
+  }
+})
+
+t.test('30 broken-record answers for two clients leave the other clients served', async t => {
+  const base = await warmService(t, ENV)
+  // Each way one record's answer can be wrong, in turn; only the requests of the two broken clients meet them.
+  const broken: Fault[] = [{ kind: 'garbage_json' }, { kind: 'wrong_type' }, { kind: 'status', status: 422 }, { kind: 'status', status: 409 }, { kind: 'huge', bytes: 2 * MiB }]
+  let turn = 0
+  upstream.set('passport.get_client', (_operation, headers: IncomingHttpHeaders) =>
+    String(headers['x-request-id']).startsWith('broken-') ? broken[turn++ % broken.length]! : NORMAL)
+
+  let served = 0
+  for (let i = 0; i < 30; i++) {
+    const { status, body } = await readAnswer(t, await profile(base, i % 2 === 0 ? ivanov.identity : petrova.identity, `broken-${i % 2}-${i}`))
+    t.equal(status, 502, `broken answer ${i + 1} is its caller's 502`)
+    t.match(body, { code: 'UPSTREAM_BAD_RESPONSE' })
+    // Other clients in between: 30 of 40 calls were broken answers, far past any rate.
+    if (i % 3 === 2 && (await profile(base, petrova.identity)).status === 200) served++
+  }
+  t.equal(served, 10, 'the clients in between were served')
+  for (const who of [ivanov, petrova]) {
+    const { status, body } = await readAnswer(t, await profile(base, who.identity))
+    t.equal(status, 200, 'served after all 30')
+    t.same((body as Profile).degraded, [])
+  }
+  t.equal(passportCalls(), 42, 'every call reached the passport: nothing was refused')
+})
+
+t.test('a passport failing for every client opens its breaker at the minimum volume: 503 with Retry-After, nothing sent', async t => {
+  const failures: Array<[string, Fault, number, string]> = [
+    // [name, fault, upstream requests per call, the caller's code while closed]
+    ['5xx', { kind: 'status', status: 500 }, 1, 'UPSTREAM_BAD_RESPONSE'],
+    // A connection reset before any answer is retried once: two requests per call.
+    ['connection reset', { kind: 'reset' }, 2, 'UPSTREAM_UNAVAILABLE'],
+    ['timeout', { kind: 'slow', ms: 5000 }, 1, 'UPSTREAM_TIMEOUT']
+  ]
+  for (const [name, fault, perCall, code] of failures) {
+    t.test(name, async t => {
+      const base = await warmService(t, { ...ENV, UPSTREAM_TIMEOUT_MS: '100' })
+      upstream.set('passport.get_client', fault)
+      // The warm-up's success is one of the window's calls: with 19 failures they make the minimum 20.
+      const calls = MIN_CALLS - 1
+      const codes: string[] = []
+      for (let i = 0; i < calls; i++) {
+        const who = i % 2 === 0 ? ivanov.identity : petrova.identity
+        codes.push(((await readAnswer(t, await profile(base, who))).body as { code: string }).code)
+      }
+      t.strictSame(codes, Array(calls).fill(code), `the first ${calls} calls met the failure`)
+      t.equal(passportCalls(), calls * perCall)
+
+      for (let i = 0; i < 5; i++) {
+        const { status, headers, body } = await readAnswer(t, await profile(base, petrova.identity))
+        t.equal(status, 503, 'open: refused')
+        t.match(body, { code: 'UPSTREAM_UNAVAILABLE', message: /passport\.get_client/ })
+        const retryAfter = Number(headers.get('retry-after'))
+        t.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 600, `Retry-After: ${headers.get('retry-after')}`)
+      }
+      t.equal(passportCalls(), calls * perCall, 'the open breaker called nobody')
+      t.equal(upstream.counts()['dealer.discount'], 0, 'nor the dealers')
+    })
+  }
+})
+
+t.test('passport: a successful probe after the half-open delay closes the breaker; a failed one keeps it open', async t => {
+  const base = await warmService(t, { ...ENV, UPSTREAM_BREAKER_MIN_CALLS: '5', UPSTREAM_BREAKER_HALF_OPEN_MS: String(HALF_OPEN_MS) })
+  upstream.set('passport.get_client', { kind: 'status', status: 503 })
+  // With the warm-up's success, 4 failures make the 5 calls: 80 % failed.
+  for (let i = 0; i < 4; i++) t.equal((await profile(base, petrova.identity)).status, 502)
+  t.equal((await profile(base, petrova.identity)).status, 503, 'open')
+  t.equal(passportCalls(), 4)
+
+  await sleep(HALF_OPEN_MS + 300)
+  t.equal((await profile(base, petrova.identity)).status, 502, 'the probe met the failing upstream')
+  t.equal(passportCalls(), 5, 'one probe')
+  t.equal((await profile(base, petrova.identity)).status, 503, 'open again at once')
+  t.equal(passportCalls(), 5, 'without another call')
+
+  // The passport recovers; the breaker does not know until its next probe.
+  upstream.set('passport.get_client', NORMAL)
+  await sleep(HALF_OPEN_MS + 300)
+  const { status, headers, body } = await readAnswer(t, await profile(base, petrova.identity))
+  t.equal(status, 200, 'the probe succeeded')
+  t.equal(headers.get('x-degraded'), null)
+  t.same((body as Profile).degraded, [], 'the profile is whole')
+  t.equal(passportCalls(), 6, 'exactly one probe call')
+  for (let i = 0; i < 3; i++) t.equal((await profile(base, ivanov.identity)).status, 200, 'closed: served')
+  t.equal(passportCalls(), 9, 'every later profile calls the passport again')
+})
+
+t.test("dealers failing for everyone: their breakers open, profiles degrade without calling them, the passport's stays closed", async t => {
+  const base = await warmService(t, { ...ENV, UPSTREAM_TIMEOUT_MS: '300' })
+  // What the breaker counts, in turn (not a reset: its retry would make two requests of one call).
+  const failures: Fault[] = [{ kind: 'status', status: 500 }, { kind: 'status', status: 503 }, { kind: 'status', status: 504 }, { kind: 'slow', ms: 5000 }]
   let turn = 0
   const failing = () => failures[turn++ % failures.length]!
   upstream.set('dealer.discount', failing)
   upstream.set('dealer.client', failing)
 
-  const dealerCalls = (): Record<OperationName, number> => upstream.counts()
   const seen: number[] = []
-  let whole = 0
-  for (let i = 0; i < 100; i++) {
-    const { status, headers, body } = await readAnswer(t, await profileOf(base, petrova.identity))
-    const profile = body as Profile
-    if (status === 200 && headers.get('x-degraded') === 'discount,contractor' && profile.discount === null && profile.contractor === null) whole++
-    seen.push(dealerCalls()['dealer.discount'])
+  let degraded = 0
+  for (let i = 0; i < 30; i++) {
+    const { status, headers, body } = await readAnswer(t, await profile(base, petrova.identity))
+    const answer = body as Profile
+    if (status === 200 && headers.get('x-degraded') === 'discount,contractor' && answer.discount === null && answer.contractor === null) degraded++
+    seen.push(upstream.counts()['dealer.discount'])
   }
-  t.equal(whole, 100, 'all 100 profiles answered 200 with both dealer sections degraded')
-  t.equal(dealerCalls()['passport.get_client'], 100, 'the passport was called every time')
-  t.equal(dealerCalls()['dealer.discount'], THRESHOLD, `discount called ${THRESHOLD} times, then never again`)
-  t.equal(dealerCalls()['dealer.client'], THRESHOLD, `contractor called ${THRESHOLD} times, then never again`)
-  t.same(seen.slice(0, THRESHOLD), Array.from({ length: THRESHOLD }, (_, i) => i + 1), 'each of the first profiles called the dealers once')
-  t.ok(seen.slice(THRESHOLD).every(n => n === THRESHOLD), 'no later profile reached them')
-
-  // The dealers are fine again, but nothing probes them before the half-open delay.
-  upstream.set('dealer.discount', { kind: 'normal' })
-  upstream.set('dealer.client', { kind: 'normal' })
-  const { headers } = await readAnswer(t, await profileOf(base, petrova.identity))
-  t.equal(headers.get('x-degraded'), 'discount,contractor', 'still degraded while open')
-  t.equal(dealerCalls()['dealer.discount'], THRESHOLD, 'still not called')
+  t.equal(degraded, 30, 'all 30 profiles answered 200 with both dealer sections degraded')
+  t.equal(passportCalls(), 30, 'the passport was called every time: its breaker is its own')
+  // The warm-up's success is in the window too: the 19th failure makes 20 calls, 95 % failed.
+  const calls = MIN_CALLS - 1
+  t.equal(upstream.counts()['dealer.discount'], calls, `discount called ${calls} times, then never again`)
+  t.equal(upstream.counts()['dealer.client'], calls, `contractor called ${calls} times, then never again`)
+  t.same(seen.slice(0, calls), Array.from({ length: calls }, (_, i) => i + 1), 'each of the first profiles called the dealers once')
+  t.ok(seen.slice(calls).every(n => n === calls), 'no later profile reached them')
 
   // The console is an operator's view of the real upstream: past the breaker.
+  upstream.set('dealer.discount', NORMAL)
   const { status, body } = await readAnswer(t, await consoleCall(base, 'dealer.discount', { uid_client: petrova.identity.uid_client }))
   t.equal(status, 200)
   t.match(body, { operation: 'dealer.discount', status: 200, contract: { valid: true } })
-  t.equal(dealerCalls()['dealer.discount'], THRESHOLD + 1, 'the console reached the dealer despite the open breaker')
-})
-
-t.test('passport: opens after its threshold (503 without a call), a successful probe after the half-open delay closes it', async t => {
-  upstream.reset()
-  const base = await faultService(t, upstream.url, { UPSTREAM_BREAKER_THRESHOLD: String(THRESHOLD), UPSTREAM_BREAKER_HALF_OPEN_MS: String(HALF_OPEN_MS) })
-  t.equal((await profileOf(base, petrova.identity)).status, 200, 'warm-up: whole profile')
-  upstream.reset()
-  const passportCalls = () => upstream.counts()['passport.get_client']
-
-  upstream.set('passport.get_client', { kind: 'status', status: 502 })
-  for (let i = 1; i <= THRESHOLD; i++) {
-    const { status, body } = await readAnswer(t, await profileOf(base, petrova.identity))
-    t.equal(status, 502, `failure ${i} is the upstream's bad answer`)
-    t.match(body, { code: 'UPSTREAM_BAD_RESPONSE' })
-  }
-  t.equal(passportCalls(), THRESHOLD)
-  for (let i = 0; i < 3; i++) {
-    const { status, body } = await readAnswer(t, await profileOf(base, petrova.identity))
-    t.equal(status, 503, 'open: refused')
-    t.match(body, { code: 'UPSTREAM_UNAVAILABLE', message: /passport\.get_client/ })
-  }
-  t.equal(passportCalls(), THRESHOLD, 'the open breaker called nobody')
-  t.equal(upstream.counts()['dealer.discount'], 0, 'nor the dealers')
-
-  // The passport recovers; the breaker does not know until its probe.
-  upstream.set('passport.get_client', { kind: 'normal' })
-  t.equal((await profileOf(base, petrova.identity)).status, 503, 'still open before the half-open delay')
-  t.equal(passportCalls(), THRESHOLD)
-
-  await sleep(HALF_OPEN_MS + 500)
-  const { status, headers, body } = await readAnswer(t, await profileOf(base, petrova.identity))
-  t.equal(status, 200, 'the probe succeeded')
-  t.equal(headers.get('x-degraded'), null)
-  t.same((body as Profile).degraded, [], 'the profile is whole')
-  t.equal(passportCalls(), THRESHOLD + 1, 'exactly one probe call')
-  for (let i = 0; i < 3; i++) t.equal((await profileOf(base, petrova.identity)).status, 200, 'closed: served')
-  t.equal(passportCalls(), THRESHOLD + 4, 'every later profile calls the passport again')
-})
-
-t.test('passport: a probe that fails keeps the breaker open', async t => {
-  upstream.reset()
-  const base = await faultService(t, upstream.url, { UPSTREAM_BREAKER_THRESHOLD: String(THRESHOLD), UPSTREAM_BREAKER_HALF_OPEN_MS: String(HALF_OPEN_MS) })
-  upstream.set('passport.get_client', { kind: 'garbage_json' })
-  for (let i = 0; i < THRESHOLD; i++) await profileOf(base, petrova.identity)
-  t.equal(upstream.counts()['passport.get_client'], THRESHOLD)
-  t.equal((await profileOf(base, petrova.identity)).status, 503, 'open')
-
-  await sleep(HALF_OPEN_MS + 500)
-  t.equal((await profileOf(base, petrova.identity)).status, 502, 'the probe met the broken upstream')
-  t.equal(upstream.counts()['passport.get_client'], THRESHOLD + 1, 'one probe')
-  t.equal((await profileOf(base, petrova.identity)).status, 503, 'open again at once')
-  t.equal(upstream.counts()['passport.get_client'], THRESHOLD + 1, 'without another call')
+  t.equal(upstream.counts()['dealer.discount'], calls + 1, 'the console reached the dealer despite the open breaker')
 })

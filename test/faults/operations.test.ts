@@ -15,7 +15,7 @@ import {
 // Small enough to meet quickly, large enough that a normal exchange on a loaded CI box stays within it.
 const TIMEOUT_MS = 500
 // One service per fault, its breakers out of the way: breaker behaviour is breaker.test.ts's subject.
-const ENV = { UPSTREAM_TIMEOUT_MS: String(TIMEOUT_MS), PROFILE_TIMEOUT_MS: '4000', UPSTREAM_BREAKER_THRESHOLD: '1000' }
+const ENV = { UPSTREAM_TIMEOUT_MS: String(TIMEOUT_MS), PROFILE_TIMEOUT_MS: '4000', UPSTREAM_BREAKER_MIN_CALLS: '10000' }
 
 /** What the console answers: the upstream's own status as data, or the service's error. */
 type ConsoleExpectation = { data: number } | { error: number, code: string }

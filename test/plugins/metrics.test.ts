@@ -197,7 +197,7 @@ t.test('contract path labels: indexes folded, odd characters replaced, length an
 })
 
 t.test('the upstream client reports its breakers to the gauge', async t => {
-  const { app, agent, upstream } = await buildTestApp(t, { METRICS_API_KEY: METRICS_KEY, UPSTREAM_BREAKER_THRESHOLD: '1' })
+  const { app, agent, upstream } = await buildTestApp(t, { METRICS_API_KEY: METRICS_KEY, UPSTREAM_BREAKER_MIN_CALLS: '1' })
   answer(upstream, operations['dealer.discount'].path, 500, { success: false })
   const params = { uid_client: fx.IVANOV.uid_client }
   const failure = (call: Promise<unknown>) => call.then(() => 'answered', (error: { reason?: string }) => error.reason)

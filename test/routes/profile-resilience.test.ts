@@ -41,9 +41,9 @@ function counted (upstream: TestApp['upstream'], operation: OperationName, answe
   return () => calls
 }
 
-/** An app whose breakers open after 3 failures and stay open unless a test says otherwise. */
+/** An app whose breakers open once 3 calls failed (more than half of at least 3) and stay open unless a test says otherwise. */
 function breakerApp (t: Test, env: Record<string, string> = {}) {
-  return buildTestApp(t, { UPSTREAM_BREAKER_THRESHOLD: '3', UPSTREAM_BREAKER_HALF_OPEN_MS: '600000', ...UNLIMITED, ...env })
+  return buildTestApp(t, { UPSTREAM_BREAKER_MIN_CALLS: '3', UPSTREAM_BREAKER_HALF_OPEN_MS: '600000', ...UNLIMITED, ...env })
 }
 
 const getProfile = (app: App, token = IVANOV_TOKEN, headers: Record<string, string> = {}) =>

@@ -1,5 +1,6 @@
 // `npm start` as a real process: it refuses to start on a bad configuration, and on SIGTERM it stops
-// accepting, finishes the requests in flight within SHUTDOWN_GRACE_MS, and exits 0 (1 past the grace).
+// accepting, finishes the requests in flight within SHUTDOWN_GRACE_MS, and exits 0 as soon as they are
+// done, keep-alive callers included (1 past the grace).
 import { spawn, type ChildProcess } from 'node:child_process'
 import { request } from 'node:http'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -7,7 +8,9 @@ import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
+import { Agent, request as undiciRequest } from 'undici'
 import { startSandboxUpstream, type SandboxUpstream } from '../../src/sandbox/upstream.ts'
 import { DEALER_KEY, JWT_SECRET, PASSPORT_KEY } from '../helpers/build-app.ts'
 import { hs256 } from '../helpers/tokens.ts'
@@ -142,6 +145,40 @@ t.test('SIGTERM with a profile in flight: no new connection, the profile answere
   const messages = server.logs.map(line => line.msg)
   t.ok(messages.includes('shutting down'), 'the signal is logged')
   t.ok(messages.indexOf('shut down') > messages.indexOf('shutting down'), 'the close, upstream agent included, completed before the exit')
+  t.notOk(server.logs.some(line => line.level >= 50), 'no error logged')
+})
+
+t.test('SIGTERM with a keep-alive caller and a profile in flight: answered whole, connections closed, exit 0 long before the grace', async t => {
+  const sandbox = await sandboxFor(t, UPSTREAM_DELAY_MS)
+  // A grace no test waits out: the process must exit because the work is done, not because time ran out.
+  const server = await startServer(t, sandbox, { SHUTDOWN_GRACE_MS: '60000' })
+  // Like a mobile HTTP stack or a balancer: connections kept alive far longer than the test.
+  const agent = new Agent({ keepAliveTimeout: 600_000, keepAliveMaxTimeout: 600_000 })
+  t.teardown(() => agent.destroy())
+  const closed: string[] = []
+  agent.on('disconnect', () => { closed.push('disconnect') })
+
+  // Two connections open and idle in the pool, then a profile on one of them.
+  const live = await Promise.all([0, 1].map(() => undiciRequest(`${server.url}/health/live`, { dispatcher: agent }).then(async res => { await res.body.dump(); return res.statusCode })))
+  t.strictSame(live, [200, 200])
+  t.equal(closed.length, 0, 'both connections kept alive')
+  const profile = undiciRequest(`${server.url}/api/users/profile`, { dispatcher: agent, headers: { authorization: `Bearer ${hs256()}` } })
+  await passportReached(sandbox)
+  t.ok(server.child.kill('SIGTERM'), 'signal sent')
+
+  const res = await profile
+  t.equal(closed.length, 1, 'the idle connection was closed at once, before the answer')
+  t.equal(res.statusCode, 200)
+  t.equal(res.headers.connection, 'close', 'the answer in flight at the signal says the connection ends with it')
+  const body = await res.body.json() as { degraded: string[] }
+  t.strictSame(body.degraded, [], 'answered in full')
+
+  const exit = await Promise.race([server.exited, sleep(30_000, 'still running after 30 s of a 60 s grace', { ref: false })])
+  t.strictSame(exit, { code: 0, signal: null }, 'exited 0 once the work was done')
+  t.equal(closed.length, 2, 'the server closed both connections: the idle one at once, the busy one after its answer')
+  const messages = server.logs.map(line => line.msg)
+  t.ok(messages.includes('shut down'), 'the close completed')
+  t.notOk(messages.some(msg => msg.includes('outlived')), 'no "outlived" line: nothing outlived the grace')
   t.notOk(server.logs.some(line => line.level >= 50), 'no error logged')
 })
 

@@ -1,5 +1,6 @@
 // The client's resilience: the circuit breaker of each operation against a MockAgent upstream (what
-// opens it, that an open breaker sends nothing, the half-open probe), and the one retry of a connection
+// counts, the failure rate and minimum volume that open it, that an open breaker sends nothing, the
+// half-open probe), and the one retry of a connection
 // that failed before any answer, over real sockets where the connection is what matters.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
@@ -9,6 +10,7 @@ import * as fx from '../../schemas/fixtures.ts'
 import { createUpstreamClient, type BreakerState, type ExchangeEvent, type UpstreamClient, type UpstreamClientOptions } from '../../src/upstream/client.ts'
 import { isUpstreamError, type UpstreamError } from '../../src/upstream/errors.ts'
 import type { OperationName } from '../../src/upstream/operations.ts'
+import { retryAfterOf } from '../../src/upstream/resilience.ts'
 import { JSON_UTF8, KEYS, mockUpstream } from '../helpers/upstream-mock.ts'
 import { listenLocally } from '../helpers/local-server.ts'
 
@@ -28,12 +30,15 @@ async function failure (promise: Promise<unknown>): Promise<UpstreamError> {
   return error
 }
 
-/** A MockAgent upstream whose client opens a breaker after `threshold` failures; events recorded. */
-function breakerUpstream (t: Test, threshold: number, options: Partial<UpstreamClientOptions> = {}) {
+/**
+ * A MockAgent upstream whose client opens a breaker when more than half of at least `minCalls` calls in
+ * a minute failed (a window no test outlasts); events recorded.
+ */
+function breakerUpstream (t: Test, minCalls: number, options: Partial<UpstreamClientOptions> = {}) {
   const transitions: Array<[OperationName, BreakerState]> = []
   const events: ExchangeEvent[] = []
   const up = mockUpstream(t, {
-    breaker: { threshold, halfOpenAfterMs: HALF_OPEN_MS },
+    breaker: { failureRatePercent: 50, minCalls, windowMs: 60_000, halfOpenAfterMs: HALF_OPEN_MS },
     observer: {
       exchange: event => { events.push(event) },
       breaker: (operation, state) => { transitions.push([operation, state]) }
@@ -51,61 +56,118 @@ async function refused (t: Test, up: ReturnType<typeof breakerUpstream>, promise
   t.equal(error.statusCode, 503)
   t.equal(error.code, 'UPSTREAM_UNAVAILABLE')
   t.equal(up.calls().length, sent, 'nothing sent')
+  return error
 }
 
-t.test('every kind of upstream failure counts: the breaker opens and then sends nothing', async t => {
-  const cases: Array<[string, (up: ReturnType<typeof breakerUpstream>) => void, Partial<UpstreamClientOptions>?]> = [
-    ['status', up => up.post(DISCOUNT).reply(500, 'Internal Server Error', { headers: TEXT }).times(2)],
-    ['content_type', up => up.post(DISCOUNT).reply(200, '<html></html>', { headers: { 'content-type': 'text/html' } }).times(2)],
-    ['json', up => up.post(DISCOUNT).reply(200, '{"success": tr', { headers: JSON_UTF8 }).times(2)],
-    ['contract', up => up.post(DISCOUNT).reply(200, { success: 'yes' }, { headers: JSON_UTF8 }).times(2)],
-    ['too_large', up => up.post(DISCOUNT).reply(200, JSON.stringify({ ...fx.discountNone, message: 'x'.repeat(2048) }), { headers: JSON_UTF8 }).times(2), { maxBodyBytes: 1024 }],
-    ['timeout', up => up.post(DISCOUNT).reply(200, fx.discountNone, { headers: JSON_UTF8 }).delay(500).times(2), { timeoutMs: 30 }],
-    ['connect', up => up.post(DISCOUNT).replyWithError(Object.assign(new Error('getaddrinfo ENOTFOUND upstream.test'), { code: 'ENOTFOUND' })).times(2)],
-    ['redirect_refused', up => up.post(DISCOUNT).reply(307, '', { headers: { location: `http://elsewhere.test${DISCOUNT}/` } }).times(2)],
-    ['redirect_loop', up => up.post(DISCOUNT).reply(307, '', { headers: { location: `${DISCOUNT}/` } }).times(2), { maxRedirects: 0 }],
-    ['redirect_invalid', up => up.post(DISCOUNT).reply(302, '', { headers: { location: `${DISCOUNT}/` } }).times(2)]
-  ]
-  for (const [reason, arrange, options] of cases) {
+type Arrange = (up: ReturnType<typeof breakerUpstream>, times: number) => void
+
+// What says the operation is down for every caller.
+const UNAVAILABLE: Array<[string, Arrange, Partial<UpstreamClientOptions>?]> = [
+  ['status', (up, n) => up.post(DISCOUNT).reply(500, 'Internal Server Error', { headers: TEXT }).times(n)],
+  ['timeout', (up, n) => up.post(DISCOUNT).reply(200, fx.discountNone, { headers: JSON_UTF8 }).delay(500).times(n), { timeoutMs: 30 }],
+  ['connect', (up, n) => up.post(DISCOUNT).replyWithError(Object.assign(new Error('getaddrinfo ENOTFOUND upstream.test'), { code: 'ENOTFOUND' })).times(n)],
+  ['redirect_refused', (up, n) => up.post(DISCOUNT).reply(307, '', { headers: { location: `http://elsewhere.test${DISCOUNT}/` } }).times(n)],
+  ['redirect_loop', (up, n) => up.post(DISCOUNT).reply(307, '', { headers: { location: `${DISCOUNT}/` } }).times(n), { maxRedirects: 0 }],
+  ['redirect_invalid', (up, n) => up.post(DISCOUNT).reply(302, '', { headers: { location: `${DISCOUNT}/` } }).times(n)]
+]
+
+// What is wrong with one record's answer: the upstream answered.
+const BROKEN_RECORD: Array<[string, Arrange, Partial<UpstreamClientOptions>?]> = [
+  ['status', (up, n) => up.post(DISCOUNT).reply(422, '{"error":"unprocessable"}', { headers: JSON_UTF8 }).times(n)],
+  ['content_type', (up, n) => up.post(DISCOUNT).reply(200, '<html></html>', { headers: { 'content-type': 'text/html' } }).times(n)],
+  ['json', (up, n) => up.post(DISCOUNT).reply(200, '{"success": tr', { headers: JSON_UTF8 }).times(n)],
+  ['contract', (up, n) => up.post(DISCOUNT).reply(200, { success: 'yes' }, { headers: JSON_UTF8 }).times(n)],
+  ['too_large', (up, n) => up.post(DISCOUNT).reply(200, JSON.stringify({ ...fx.discountNone, message: 'x'.repeat(2048) }), { headers: JSON_UTF8 }).times(n), { maxBodyBytes: 1024 }]
+]
+
+t.test('what says the operation is unavailable counts: at min-calls failures the breaker opens, then sends nothing', async t => {
+  for (const [reason, arrange, options] of UNAVAILABLE) {
     t.test(reason, async t => {
-      const up = breakerUpstream(t, 2, options)
-      arrange(up)
+      const up = breakerUpstream(t, 3, options)
+      arrange(up, 3)
       for (let i = 0; i < 2; i++) t.equal((await failure(discount(up.client))).reason, reason)
+      t.equal(up.client.breakerStates()['dealer.discount'], 'closed', 'below the minimum volume')
+      t.equal((await failure(discount(up.client))).reason, reason)
       t.equal(up.client.breakerStates()['dealer.discount'], 'open')
       await refused(t, up, discount(up.client))
     })
   }
 })
 
-t.test('an open breaker refuses exchange() too, and the observer hears the transition and the refusal', async t => {
-  const up = breakerUpstream(t, 2)
-  up.post(DISCOUNT).reply(503, 'busy', { headers: TEXT }).times(2)
+t.test("an answer wrong for one record never opens the breaker, yet is the caller's 502 and the observer hears it", async t => {
+  for (const [reason, arrange, options] of BROKEN_RECORD) {
+    t.test(reason, async t => {
+      const up = breakerUpstream(t, 2, options)
+      arrange(up, 10)
+      for (let i = 0; i < 10; i++) {
+        const error = await failure(discount(up.client))
+        t.equal(error.reason, reason)
+        t.equal(error.statusCode, 502)
+      }
+      t.equal(up.client.breakerStates()['dealer.discount'], 'closed')
+      t.equal(up.calls().length, 10, 'every call reached the upstream')
+      t.strictSame(up.transitions, [])
+      t.equal(up.events.filter(e => e.outcome === reason).length, 10, 'each counted by its reason')
+    })
+  }
+})
+
+t.test('a failure rate over the window: it opens only past the rate, once the window holds min-calls calls', async t => {
+  const up = breakerUpstream(t, 10)
+  up.post(DISCOUNT).reply(200, fx.discountNone, { headers: JSON_UTF8 }).times(10)
+  up.post(DISCOUNT).reply(503, 'busy', { headers: TEXT }).times(11)
+  for (let i = 0; i < 10; i++) t.equal((await discount(up.client)).kind, 'ok')
+  for (let i = 0; i < 10; i++) await discount(up.client).catch(() => {})
+  t.equal(up.client.breakerStates()['dealer.discount'], 'closed', '10 failures of 20 calls is 50 %, not more')
   await discount(up.client).catch(() => {})
-  t.strictSame(up.transitions, [], 'one failure leaves it closed')
-  await discount(up.client).catch(() => {})
-  t.strictSame(up.transitions, [['dealer.discount', 'open']])
+  t.strictSame(up.transitions, [['dealer.discount', 'open']], '11 of 21 is more than 50 %')
+  t.strictSame(up.client.breakerStates(), { 'passport.get_client': 'closed', 'dealer.discount': 'open', 'dealer.client': 'closed' }, 'one breaker per operation')
 
   await refused(t, up, up.client.exchange('dealer.discount', fx.dealerParams))
   t.match(up.events.at(-1), { operation: 'dealer.discount', outcome: 'breaker_open', status: null, hops: 0, contractErrors: [] })
-  t.strictSame(up.client.breakerStates(), { 'passport.get_client': 'closed', 'dealer.discount': 'open', 'dealer.client': 'closed' }, 'one breaker per operation')
 })
 
-t.test('answers of the operation are successes: a not-found or an answer resets the count', async t => {
-  const up = breakerUpstream(t, 2)
-  up.post(PASSPORT).reply(500, 'oops', { headers: TEXT })
-  up.post(PASSPORT).reply(400, fx.passportNotFound, { headers: JSON_UTF8 })
-  up.post(PASSPORT).reply(500, 'oops', { headers: TEXT })
-  up.post(PASSPORT).reply(200, fx.passportFound, { headers: JSON_UTF8 })
-  up.post(PASSPORT).reply(500, 'oops', { headers: TEXT })
-  await passport(up.client).catch(() => {})
-  t.equal((await passport(up.client)).kind, 'not_found')
-  await passport(up.client).catch(() => {})
-  t.equal((await passport(up.client)).kind, 'ok')
-  await passport(up.client).catch(() => {})
-  t.equal(up.client.breakerStates()['passport.get_client'], 'closed', 'never two failures in a row')
+t.test('the minimum volume is exact whatever the window: cockatiel rounds its buckets, min-calls is not rounded', async t => {
+  // 61 buckets of 992 ms: a window cockatiel cannot split evenly.
+  for (const windowMs of [60_500, 1_234]) {
+    t.test(`${windowMs} ms`, async t => {
+      const up = breakerUpstream(t, 7, { breaker: { failureRatePercent: 50, minCalls: 7, windowMs, halfOpenAfterMs: 600_000 } })
+      up.post(DISCOUNT).reply(500, 'oops', { headers: TEXT }).times(7)
+      for (let i = 0; i < 6; i++) await discount(up.client).catch(() => {})
+      t.equal(up.client.breakerStates()['dealer.discount'], 'closed', '6 failures: below the 7 calls')
+      await discount(up.client).catch(() => {})
+      t.equal(up.client.breakerStates()['dealer.discount'], 'open', 'the 7th opens it')
+    })
+  }
 })
 
-t.test("the caller's own limits neither count nor reset the count", async t => {
+t.test('1,000 calls of healthy, broken-record and a few 5xx answers keep the breaker closed', async t => {
+  const up = breakerUpstream(t, 20)
+  // Every tenth call a 5xx (10 %), the rest split between whole answers and broken records.
+  const answers: Array<() => void> = [
+    () => up.post(DISCOUNT).reply(200, fx.discountNone, { headers: JSON_UTF8 }),
+    () => up.post(DISCOUNT).reply(200, { success: 'yes' }, { headers: JSON_UTF8 }),
+    () => up.post(DISCOUNT).reply(200, '{"success": tr', { headers: JSON_UTF8 }),
+    () => up.post(DISCOUNT).reply(404, 'no such record', { headers: TEXT }),
+    () => up.post(DISCOUNT).reply(200, '<html></html>', { headers: { 'content-type': 'text/html' } })
+  ]
+  for (let i = 0; i < 1000; i++) {
+    if (i % 10 === 9) up.post(DISCOUNT).reply(500, 'oops', { headers: TEXT })
+    else answers[i % answers.length]!()
+  }
+  const outcomes = new Map<string, number>()
+  for (let i = 0; i < 1000; i++) {
+    const outcome = await discount(up.client).then(r => r.kind as string, (error: UpstreamError) => error.reason)
+    outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1)
+  }
+  t.equal(outcomes.get('breaker_open'), undefined, 'never refused')
+  t.equal(outcomes.get('ok'), 200)
+  t.equal(outcomes.get('status'), 300, '100 5xx and 200 undocumented 404s')
+  t.equal(up.calls().length, 1000)
+  t.strictSame(up.transitions, [])
+})
+
+t.test("the caller's own limits neither count nor dilute the rate", async t => {
   t.test('aborted by the caller', async t => {
     const up = breakerUpstream(t, 2)
     up.post(DISCOUNT).reply(500, 'oops', { headers: TEXT })
@@ -117,7 +179,7 @@ t.test("the caller's own limits neither count nor reset the count", async t => {
     }
     t.equal(up.client.breakerStates()['dealer.discount'], 'closed', 'three aborted calls did not open it')
     await discount(up.client).catch(() => {})
-    t.equal(up.client.breakerStates()['dealer.discount'], 'open', 'nor did they reset the count: two failures in a row')
+    t.equal(up.client.breakerStates()['dealer.discount'], 'open', 'nor were they successes: two failures of two calls')
   })
 
   t.test('a timeout cut short by the caller budget', async t => {
@@ -126,6 +188,16 @@ t.test("the caller's own limits neither count nor reset the count", async t => {
     for (let i = 0; i < 3; i++) t.equal((await failure(discount(up.client, { timeoutMs: 10 }))).reason, 'timeout')
     t.equal(up.client.breakerStates()['dealer.discount'], 'closed')
   })
+})
+
+t.test('an open breaker tells when to retry: the seconds left of the half-open delay', async t => {
+  const up = breakerUpstream(t, 1, { breaker: { failureRatePercent: 50, minCalls: 1, windowMs: 60_000, halfOpenAfterMs: 30_000 } })
+  up.post(PASSPORT).reply(500, 'oops', { headers: TEXT })
+  await passport(up.client).catch(() => {})
+  const error = await refused(t, up, passport(up.client))
+  const retryAfter = retryAfterOf(error)
+  t.ok(retryAfter !== undefined && retryAfter >= 1 && retryAfter <= 30, `Retry-After ${retryAfter} within the 30 s delay`)
+  t.equal(retryAfterOf(new Error('other')), undefined)
 })
 
 t.test('half-open: after halfOpenAfter one probe goes through; its success closes the breaker', async t => {
@@ -140,6 +212,19 @@ t.test('half-open: after halfOpenAfter one probe goes through; its success close
   t.equal((await passport(up.client)).kind, 'ok', 'and so does the next call')
   t.strictSame(up.transitions.map(([, state]) => state), ['open', 'half_open', 'closed'])
   t.equal(up.calls().length, 3)
+})
+
+t.test('half-open: a probe that meets a broken record closes the breaker too (the upstream answered)', async t => {
+  const up = breakerUpstream(t, 1, { maxBodyBytes: 1024 })
+  up.post(PASSPORT).reply(500, 'oops', { headers: TEXT }).times(2)
+  up.post(PASSPORT).reply(200, JSON.stringify({ ...fx.passportFound, pad: 'x'.repeat(2048) }), { headers: JSON_UTF8 })
+  await passport(up.client).catch(() => {})
+  await sleep(HALF_OPEN_MS + 20)
+  t.equal((await failure(passport(up.client))).reason, 'status')
+  t.equal(up.client.breakerStates()['passport.get_client'], 'open', 'a 5xx probe opens it again')
+  await sleep(HALF_OPEN_MS + 20)
+  t.equal((await failure(passport(up.client))).reason, 'too_large')
+  t.equal(up.client.breakerStates()['passport.get_client'], 'closed')
 })
 
 t.test('half-open: a failed probe opens the breaker again', async t => {
@@ -172,7 +257,8 @@ t.test('half-open: while the probe is out, other calls are refused at once', asy
 
   const probe = passport(up.client)
   t.equal(up.client.breakerStates()['passport.get_client'], 'half_open')
-  await refused(t, up, passport(up.client))
+  const error = await refused(t, up, passport(up.client))
+  t.equal(retryAfterOf(error), 1, 'the probe decides soon')
   t.equal((await probe).kind, 'ok')
   t.equal(up.client.breakerStates()['passport.get_client'], 'closed')
 })

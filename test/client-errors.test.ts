@@ -1,0 +1,73 @@
+// Node's own answers before routing, over raw sockets against the app on port 0: malformed HTTP (400),
+// header overflow (431) and a request not received in time (408) all carry the catalog's error body.
+import { connect } from 'node:net'
+import t, { type Test } from 'tap'
+import { Compile } from 'typebox/compile'
+import { ErrorBody } from '../schemas/errors.ts'
+import { buildTestApp } from './helpers/build-app.ts'
+
+const isErrorBody = Compile(ErrorBody)
+
+interface RawAnswer { status: number, headers: Map<string, string>, body: unknown }
+
+/** Writes `bytes` on a fresh connection and reads everything the server sends until it closes. */
+function raw (origin: string, bytes: string): Promise<RawAnswer> {
+  const { hostname, port } = new URL(origin)
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname)
+    let text = ''
+    socket.setEncoding('utf8')
+    socket.on('data', (chunk: string) => { text += chunk })
+    socket.on('error', reject)
+    socket.on('close', () => {
+      const [head = '', body = ''] = text.split('\r\n\r\n')
+      const [statusLine = '', ...lines] = head.split('\r\n')
+      const headers = new Map(lines.map(line => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]))
+      let parsed: unknown = body
+      try { parsed = JSON.parse(body) } catch {}
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, body: parsed })
+    })
+    socket.write(bytes)
+  })
+}
+
+async function listening (t: Test) {
+  // Short header and request deadlines, so the 408 comes quickly.
+  const { app } = await buildTestApp(t, { SERVER_HEADERS_TIMEOUT_MS: '300', SERVER_REQUEST_TIMEOUT_MS: '600' })
+  return await app.listen({ host: '127.0.0.1', port: 0 })
+}
+
+function errorAnswer (t: Test, answer: RawAnswer, status: number, code: string) {
+  t.equal(answer.status, status)
+  t.ok(isErrorBody.Check(answer.body), `an ErrorBody: ${JSON.stringify(answer.body)}`)
+  t.match(answer.body, { statusCode: status, code, error: String, message: String })
+  t.match(answer.headers.get('content-type'), /^application\/json/)
+  t.match(answer.headers.get('x-request-id'), /^[0-9a-f-]{36}$/, 'a fresh request id')
+  t.equal(answer.headers.get('connection'), 'close')
+}
+
+t.test('malformed HTTP: 400 BAD_REQUEST in the error body', async t => {
+  const origin = await listening(t)
+  const answer = await raw(origin, 'THIS IS NOT HTTP\r\n\r\n')
+  errorAnswer(t, answer, 400, 'BAD_REQUEST')
+  t.match(answer.body, { message: 'The request is not valid HTTP' })
+})
+
+t.test('headers over the limit: 431 HEADERS_TOO_LARGE in the error body', async t => {
+  const origin = await listening(t)
+  const answer = await raw(origin, `GET /health/live HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(64 * 1024)}\r\n\r\n`)
+  errorAnswer(t, answer, 431, 'HEADERS_TOO_LARGE')
+})
+
+t.test('headers not received in time: 408 REQUEST_TIMEOUT in the error body', async t => {
+  const origin = await listening(t)
+  // Headers begun, never finished.
+  const answer = await raw(origin, 'GET /health/live HTTP/1.1\r\nHost: localhost\r\n')
+  errorAnswer(t, answer, 408, 'REQUEST_TIMEOUT')
+})
+
+t.test('a well-formed request on the same server is served as usual', async t => {
+  const origin = await listening(t)
+  const answer = await raw(origin, 'GET /health/live HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n')
+  t.equal(answer.status, 200)
+})
