@@ -32,7 +32,7 @@ export const ConfigSchema = Type.Object({
   SHUTDOWN_GRACE_MS: Millis(10_000, 'On SIGTERM, how long in-flight requests may take to finish before the process is stopped.'),
   RATE_LIMIT_PROFILE_PER_MINUTE: PerMinute(120, 'Profile requests per client (token sub) per minute.'),
   RATE_LIMIT_CONSOLE_PER_MINUTE: PerMinute(30, 'Console requests per caller address per minute.'),
-  RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: PerMinute(30, 'Refused credentials (401) per caller address per minute; past it, the address gets 429 before any token or key is checked.'),
+  RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: PerMinute(30, 'Refused credentials (401) per caller address per minute; past it, refused credentials get 429 (a valid credential is always served).'),
   TRUST_PROXY: Type.Optional(Type.String({ description: 'Balancers whose X-Forwarded-For is believed: `true` (every peer) or a comma list of addresses, CIDRs or loopback/linklocal/uniquelocal; unset, the peer address is the client.' })),
   CORS_ORIGINS: Type.Optional(Type.String({ pattern: '^https?://[^/\\s,]+(\\s*,\\s*https?://[^/\\s,]+)*$', description: 'Comma list of exact browser origins (scheme://host[:port]) allowed by CORS; unset, CORS is off.' })),
   SERVER_HEADERS_TIMEOUT_MS: Millis(10_000, 'Time a client has to send the request headers.'),

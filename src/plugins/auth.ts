@@ -96,10 +96,12 @@ export default fp<{ config: Config }>(async function auth (fastify, { config }) 
     const header = request.headers.authorization
     // The scheme is case-insensitive (RFC 7235); one space, then the token.
     if (header === undefined || header.length < 7 || header.slice(0, 7).toLowerCase() !== 'bearer ') {
-      throw refuse(reply, CHALLENGE, 'This endpoint needs an Authorization: Bearer token')
+      throw await fastify.refuseCredentials(request, reply, refuse(reply, CHALLENGE, 'This endpoint needs an Authorization: Bearer token'))
     }
     const token = header.slice(7).trim()
-    if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) throw refuse(reply, INVALID_TOKEN, 'The bearer token is malformed')
+    if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) {
+      throw await fastify.refuseCredentials(request, reply, refuse(reply, INVALID_TOKEN, 'The bearer token is malformed'))
+    }
     let claims: unknown
     try {
       claims = fastify.jwt.verify(token)
@@ -109,12 +111,14 @@ export default fp<{ config: Config }>(async function auth (fastify, { config }) 
       if (!isTokenError(error) && !(error instanceof RangeError)) throw error
       // The library's message is not passed on: a fixed text, never any part of the token.
       const expired = isTokenError(error) && error.code === 'FAST_JWT_EXPIRED'
-      throw refuse(reply, INVALID_TOKEN, expired ? 'The bearer token has expired' : 'The bearer token is invalid')
+      throw await fastify.refuseCredentials(request, reply, refuse(reply, INVALID_TOKEN, expired ? 'The bearer token has expired' : 'The bearer token is invalid'))
     }
-    if (!validClaims.Check(claims)) throw refuse(reply, INVALID_TOKEN, 'The bearer token does not carry valid sub, login and vendor claims')
+    if (!validClaims.Check(claims)) {
+      throw await fastify.refuseCredentials(request, reply, refuse(reply, INVALID_TOKEN, 'The bearer token does not carry valid sub, login and vendor claims'))
+    }
     request.caller = { vendor: claims.vendor, login: claims.login, uid_client: claims.sub.toUpperCase() }
   })
-}, { name: 'auth' })
+}, { name: 'auth', dependencies: ['rate-limit'] })
 
 /** The caller of a route that runs `fastify.authenticate`; a route that forgot it fails closed. */
 export function callerOf (request: FastifyRequest): Caller {

@@ -194,10 +194,12 @@ export default fp<{ config: Pick<Config, 'METRICS_API_KEY'> }>(async function me
     const header = request.headers.authorization
     const presented = typeof header === 'string' && header.slice(0, 7).toLowerCase() === 'bearer ' ? header.slice(7).trim() : undefined
     if (!keyMatches(presented)) {
+      // At warn: the route logs at warn only, and a guess at the key is what an operator must see.
+      request.log.warn({ credential: 'metrics key' }, 'refused metrics scrape')
       reply.header('www-authenticate', 'Bearer realm="metrics"')
-      throw new UnauthorizedError('Metrics need Authorization: Bearer <METRICS_API_KEY>')
+      throw await fastify.refuseCredentials(request, reply, new UnauthorizedError('Metrics need Authorization: Bearer <METRICS_API_KEY>'))
     }
     reply.header('cache-control', 'no-store')
     return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics())
   })
-}, { name: 'metrics' })
+}, { name: 'metrics', dependencies: ['rate-limit'] })

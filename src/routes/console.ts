@@ -126,7 +126,7 @@ const consoleRoute: FastifyPluginAsyncTypebox<{ config: Config }> = async (fasti
   async function requireConsoleKey (request: FastifyRequest, reply: FastifyReply) {
     if (keyMatches(request.headers[CONSOLE_KEY_HEADER])) return
     reply.header('www-authenticate', CONSOLE_CHALLENGE)
-    throw new UnauthorizedError(UNAUTHORIZED)
+    throw await fastify.refuseCredentials(request, reply, new UnauthorizedError(UNAUTHORIZED))
   }
 
   fastify.post('/request-console', {
