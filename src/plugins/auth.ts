@@ -74,20 +74,33 @@ function isTokenError (error: unknown): error is { code: string } {
   return typeof code === 'string' && (code.startsWith('FAST_JWT_') || code.startsWith('FST_JWT_'))
 }
 
+type ClaimsConfig = Pick<Config, 'AUTH_JWT_ISSUER' | 'AUTH_JWT_AUDIENCE' | 'AUTH_JWT_MAX_AGE_S'>
+
+/** fast-jwt's verification options: one algorithm, the claims a token must carry, its longest life. */
+export function verifyOptions (config: ClaimsConfig, algorithm: JwtAlgorithm) {
+  const { AUTH_JWT_ISSUER: issuer, AUTH_JWT_AUDIENCE: audience } = config
+  return {
+    algorithms: [algorithm],
+    // `iat` is required so that AUTH_JWT_MAX_AGE_S applies to every token: fast-jwt skips maxAge without it.
+    requiredClaims: ['exp', 'iat', ...(issuer === undefined ? [] : ['iss']), ...(audience === undefined ? [] : ['aud'])],
+    ...(issuer === undefined ? {} : { allowedIss: issuer }),
+    ...(audience === undefined ? {} : { allowedAud: audience }),
+    // In seconds: @fastify/jwt turns a number into milliseconds for fast-jwt.
+    maxAge: config.AUTH_JWT_MAX_AGE_S,
+    clockTolerance: CLOCK_TOLERANCE_MS,
+    // Verified tokens are remembered (bounded, never past their `exp` or max age): a mobile client sends
+    // the same token for many requests and RS256/ES256 verification is costly.
+    cache: 1000,
+    cacheTTL: 60_000
+  }
+}
+
 export default fp<{ config: Config }>(async function auth (fastify, { config }) {
   const { key, algorithm } = verificationKey(config)
   await fastify.register(fastifyJwt, {
     // Verify-only: this service never issues tokens, so no signing key is configured.
     secret: { public: key },
-    verify: {
-      algorithms: [algorithm],
-      requiredClaims: ['exp'],
-      clockTolerance: CLOCK_TOLERANCE_MS,
-      // Verified tokens are remembered (bounded, never past their `exp`): a mobile client sends the
-      // same token for many requests and RS256/ES256 verification is costly.
-      cache: 1000,
-      cacheTTL: 60_000
-    }
+    verify: verifyOptions(config, algorithm)
   })
   const validClaims = Compile(CallerClaims)
 
