@@ -18,6 +18,7 @@ export interface UpstreamClientOptions {
   /** Deadline of one exchange, redirects included. */
   timeoutMs: number
   maxBodyBytes?: number
+  /** Hops allowed (default 1: the upstream's only redirect is to the documented path with a slash). */
   maxRedirects?: number
   /** Keep-alive connections per origin of the owned Agent. */
   connections?: number
@@ -81,7 +82,7 @@ export type CallResult<N extends OperationName> =
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i
 
 export function createUpstreamClient (options: UpstreamClientOptions) {
-  const { keys, timeoutMs, maxBodyBytes = 1024 * 1024, maxRedirects = 3, observer } = options
+  const { keys, timeoutMs, maxBodyBytes = 1024 * 1024, maxRedirects = 1, observer } = options
   const contracts = compileOperationContracts()
   const onBreakerChange = observer?.breaker === undefined ? undefined : observer.breaker.bind(observer)
   const breakers = createBreakers({ ...DEFAULT_BREAKER_OPTIONS, ...options.breaker }, onBreakerChange)
@@ -96,6 +97,9 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
   const basePath = base.pathname.replace(/\/+$/, '')
   const documented = Object.fromEntries(Object.entries(operations).map(([name, op]) =>
     [name, new URL(basePath + op.path, base)])) as Record<OperationName, URL>
+  // The one place each operation may be redirected to (upstream-spec.md 4.2 rule 3).
+  const slashed = Object.fromEntries(Object.entries(documented).map(([name, url]) =>
+    [name, new URL(`${url.pathname}/`, url)])) as Record<OperationName, URL>
   // The slash location each operation was redirected to, so later calls take one round trip.
   const learned = new Map<OperationName, URL>()
 
@@ -140,6 +144,7 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
       signal: limit.signal,
       deadline: limit.deadline,
       maxRedirects,
+      redirectTarget: slashed[name],
       maxBodyBytes,
       dispatcher,
       record: { operation: name, status: null, redirects: [], duration_ms: 0 },
