@@ -171,7 +171,9 @@ const consoleRoute: FastifyPluginAsyncTypebox<{ config: Config }> = async (fasti
     // Past the circuit breaker: an operator must see the real upstream, and must not move live traffic's breaker.
     const exchange = await fastify.upstream.exchange(operation, params, {
       headers: { ...pickTracingHeaders(request.headers), 'x-request-id': request.id },
-      breaker: false
+      breaker: false,
+      // The redaction and the serializer walk the whole body: bounded in depth first (a deeper one is shown as text).
+      wholeBodyDepth: true
     })
     request.log.info({ operation, status: exchange.status, outcome: exchange.outcome, duration_ms: exchange.duration_ms }, 'console exchange')
     return toAnswer(exchange, secrets)

@@ -3,6 +3,7 @@
 // behind a circuit breaker per operation (resilience.ts).
 import { Agent, type Dispatcher } from 'undici'
 import { compileOperationContracts, type ContractError, type OperationContracts } from './contract.ts'
+import { MAX_DEPTH, passThroughWithinDepth, withinDepth } from './depth.ts'
 import { isUpstreamError, upstreamError, type FailureReason } from './errors.ts'
 import { startDeadline, type Deadline } from './deadline.ts'
 import { elapsed, headerValue, postFollowingRedirects, type Hop, type WireAnswer, type WireRequest } from './exchange.ts'
@@ -60,9 +61,14 @@ export interface CallOptions {
    * incident must see the real upstream, and must not open or close the breaker of live traffic).
    */
   breaker?: boolean
+  /**
+   * true: the whole body is bounded in depth, not only the parts the schema passes through (the console
+   * redacts and shows every part of it, undescribed extra fields included).
+   */
+  wholeBodyDepth?: boolean
 }
 
-export type Outcome = 'ok' | 'not_found' | Extract<FailureReason, 'status' | 'content_type' | 'json' | 'contract'>
+export type Outcome = 'ok' | 'not_found' | Extract<FailureReason, 'status' | 'content_type' | 'json' | 'contract' | 'too_deep'>
 
 /** The whole exchange as the console shows it: every answer that arrived is data here. */
 export interface Exchange {
@@ -159,7 +165,7 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
       attempt = { ...wire, url: documented[name], stopAtRedirect: false, record: { ...wire.record, redirects: [] } }
       answer = await retryBeforeAnswer(() => postFollowingRedirects(attempt))
     }
-    const result = interpret(name, answer, contracts[name])
+    const result = interpret(name, answer, contracts[name], call.wholeBodyDepth === true)
     if ((result.outcome === 'ok' || result.outcome === 'not_found') && answer.url.href !== documented[name].href) {
       learned.set(name, answer.url)
     }
@@ -197,8 +203,13 @@ function deadlineMs (requested: number | undefined, limit: number): number {
   return Math.max(0, Math.ceil(Math.min(requested, limit)))
 }
 
+/** A body nested too deep is kept as the text received: a string is safe to redact and to show. */
+function tooDeep (text: string): Pick<Exchange, 'contract' | 'body' | 'outcome'> {
+  return { body: text, outcome: 'too_deep', contract: { valid: false, errors: [{ path: '/', message: `nests objects or arrays deeper than ${MAX_DEPTH} levels` }] } }
+}
+
 /** Decides what an answer is: the operation's answer, its documented not-found, or a broken contract. */
-function interpret (name: OperationName, answer: WireAnswer, contract: OperationContracts): Pick<Exchange, 'contract' | 'body' | 'outcome'> {
+function interpret (name: OperationName, answer: WireAnswer, contract: OperationContracts, wholeBodyDepth: boolean): Pick<Exchange, 'contract' | 'body' | 'outcome'> {
   const { status, text } = answer
   const contentType = headerValue(answer.headers['content-type'])
   const expected = status >= 200 && status < 300
@@ -221,6 +232,10 @@ function interpret (name: OperationName, answer: WireAnswer, contract: Operation
     return broken('content_type', `content type ${contentType ?? '(none)'} is not application/json`)
   }
   if (!parsed) return broken('json', 'the body is not valid JSON')
+  // Before anything recurses over it (the console's redaction, serialization). The schema check itself
+  // only descends where the schema does; its error walk too.
+  if (wholeBodyDepth && !withinDepth(body, MAX_DEPTH)) return tooDeep(text)
   if (!expected.check.check(body)) return broken('contract', '', expected.check.errors(body))
+  if (!wholeBodyDepth && !passThroughWithinDepth(body, expected.check.passThrough, MAX_DEPTH)) return tooDeep(text)
   return { body, outcome: expected.outcome, contract: { valid: true, errors: [] } }
 }

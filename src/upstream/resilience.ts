@@ -40,7 +40,9 @@ const VERDICTS: Record<'ok' | 'not_found' | FailureReason, Verdict> = {
   redirect_loop: 'failure',
   redirect_invalid: 'failure',
   aborted: 'neutral',
-  breaker_open: 'neutral'
+  breaker_open: 'neutral',
+  // One client's record nested absurdly deep (a hostile value in a pass-through field) says nothing of the upstream's health.
+  too_deep: 'neutral'
 }
 
 /**

@@ -494,3 +494,70 @@ t.test('the observer hears exchanges that got no answer, with their reason', asy
   await call(up.client, contractor).catch(() => {})
   t.match(events, [{ outcome: 'timeout', status: null }])
 })
+
+/** `[[[...]]]` nested `levels` deep, as JSON text. */
+const nested = (levels: number, inner = '') => `${'['.repeat(levels)}${inner}${']'.repeat(levels)}`
+const DEEP = 200_000
+
+t.test('an answer nested too deep where it is passed on is a bad response, kept as text', async t => {
+  const cases: Array<[Op, string]> = [
+    [discount, `{"success":true,"message":"","data":{"bonuses":${nested(DEEP)}}}`],
+    [contractor, JSON.stringify(fx.contractorResult).replace('"last_dealer":null', `"last_dealer":{"x":${nested(DEEP)}}`)],
+    [contractor, JSON.stringify(fx.contractorResult).replace('"contact_persons":[]', `"contact_persons":[${nested(DEEP)}]`)],
+    [passport, JSON.stringify(fx.passportFound).replace('"cookies":[]', `"cookies":[${nested(DEEP)}]`)]
+  ]
+  for (const [op, text] of cases) {
+    t.test(op.name, async t => {
+      t.not(text, JSON.stringify(op.answer), 'the hostile value is in place')
+      const up = mockUpstream(t)
+      up.post(op.path).reply(200, text, { headers: JSON_UTF8 }).times(2)
+
+      const ex = await exchange(up.client, op)
+      t.equal(ex.outcome, 'too_deep')
+      t.equal(ex.body, text, 'the console gets the text, safe to redact and serialize')
+      t.strictSame(ex.contract, { valid: false, errors: [{ path: '/', message: 'nests objects or arrays deeper than 64 levels' }] })
+
+      await rejects(t, call(up.client, op), 'too_deep', 502, 'UPSTREAM_BAD_RESPONSE')
+    })
+  }
+})
+
+t.test('nesting up to the limit is served; undescribed extra fields are bounded only for the console', async t => {
+  const up = mockUpstream(t)
+  // 62 arrays inside data (depth 1) inside the answer: 63 levels below the root, 64 with the innermost.
+  const atLimit = `{"success":true,"message":"","data":{"b":${nested(62)}}}`
+  up.post(discount.path).reply(200, atLimit, { headers: JSON_UTF8 })
+  t.equal((await call(up.client, discount)).kind, 'ok')
+
+  // A deep field the passport schema does not name: dropped by the profile's serializer, so the profile
+  // path does not pay for scanning it; the console, which shows every field, refuses to recurse into it.
+  const extra = JSON.stringify(fx.passportFound).replace(/}$/, `,"extra":${nested(DEEP)}}`)
+  up.post(passport.path).reply(200, extra, { headers: JSON_UTF8 }).times(2)
+  t.equal((await call(up.client, passport)).kind, 'ok')
+  const ex = await exchange(up.client, passport, { breaker: false, wholeBodyDepth: true })
+  t.equal(ex.outcome, 'too_deep')
+  t.equal(ex.body, extra)
+})
+
+t.test('contract errors are capped: the first 20, found at about the cost of the check', async t => {
+  const up = mockUpstream(t)
+  // 450,000 numbers where breadcrumbs belong, about 900 KB: TypeBox's own error walk visits every one.
+  const hostile = { ...fx.passportFound, catalog_cars_view: new Array(450_000).fill(1) }
+  up.post(passport.path).reply(200, hostile, { headers: JSON_UTF8 })
+
+  const ex = await exchange(up.client, passport)
+  t.equal(ex.outcome, 'contract')
+  t.equal(ex.contract.errors.length, 20)
+  t.strictSame(ex.contract.errors.slice(0, 2), [
+    { path: '/catalog_cars_view/0', message: 'must be object' },
+    { path: '/catalog_cars_view/1', message: 'must be object' }
+  ])
+  t.equal(up.client.contracts['passport.get_client'].response.errors(hostile, 1000).length, 20, 'no caller can raise the cap')
+
+  // The work stops with the cap: items past the first violations are never looked at.
+  const watched = new Array<unknown>(10_000).fill(1)
+  let visited = 0
+  for (let i = 100; i < watched.length; i++) Object.defineProperty(watched, i, { get: () => { visited++; return 1 }, enumerable: true })
+  up.client.contracts['passport.get_client'].response.errors({ ...fx.passportFound, catalog_cars_view: watched })
+  t.equal(visited, 0, 'no item past the first violations was read')
+})
