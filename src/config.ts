@@ -24,7 +24,11 @@ export const ConfigSchema = Type.Object({
   AUTH_JWT_ISSUER: Type.Optional(Type.String({ minLength: 1, description: 'When set, a caller\'s token must carry exactly this `iss` claim (strongly recommended: refuses tokens of other issuers sharing the key).' })),
   AUTH_JWT_AUDIENCE: Type.Optional(Type.String({ minLength: 1, description: 'When set, a caller\'s token must carry this `aud` claim (strongly recommended: refuses ID, refresh and other services\' tokens of the same issuer).' })),
   AUTH_JWT_MAX_AGE_S: Type.Integer({ minimum: 60, maximum: 30 * 86_400, default: 86_400, description: 'Longest accepted token lifetime, counted from its `iat`: an older token is refused whatever its `exp`.' }),
-  CONSOLE_API_KEY: Type.Optional(Type.String({ minLength: 16, description: 'Opens POST /request-console; unset, the route answers 404.' })),
+  CONSOLE_API_KEY: Type.Optional(Type.String({ minLength: 16, description: 'Opens POST /request-console (operator `console` in the audit log); unset with CONSOLE_API_KEYS, the route answers 404.' })),
+  CONSOLE_API_KEYS: Type.Optional(Type.String({
+    pattern: '^\\s*[A-Za-z0-9_.-]{1,64}:[^,\\s]{16,}\\s*(,\\s*[A-Za-z0-9_.-]{1,64}:[^,\\s]{16,}\\s*)*$',
+    description: 'Console keys per operator, a comma list of name:key (names of letters, digits, _ . -; keys of 16+ characters without commas or spaces); the audit log names the operator.'
+  })),
   UPSTREAM_TIMEOUT_MS: Millis(5000, 'One upstream exchange, redirects included.'),
   PROFILE_TIMEOUT_MS: Millis(8000, 'The whole profile request, all upstream calls included.'),
   UPSTREAM_MAX_BODY_BYTES: Type.Integer({ minimum: 1024, maximum: 64 * 1024 * 1024, default: 1024 * 1024, description: 'Largest upstream answer read; a larger one is a bad response.' }),
@@ -119,7 +123,7 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
   if (data.TRUST_PROXY !== undefined && trustProxySetting(data.TRUST_PROXY) === undefined) {
     problems.push('TRUST_PROXY must be true, false, or a comma list of addresses, CIDRs or loopback/linklocal/uniquelocal')
   }
-  if (config !== undefined) problems.push(...serverTimeoutProblems(config))
+  if (config !== undefined) problems.push(...serverTimeoutProblems(config), ...consoleKeyProblems(config))
   if (problems.length > 0 || config === undefined) throw new ConfigError(problems)
   return config
 }
@@ -151,5 +155,30 @@ function serverTimeoutProblems (config: Config): string[] {
   const problems: string[] = []
   // Node refuses a headers timeout beyond the request timeout.
   if (config.SERVER_HEADERS_TIMEOUT_MS > config.SERVER_REQUEST_TIMEOUT_MS) problems.push('SERVER_HEADERS_TIMEOUT_MS must not exceed SERVER_REQUEST_TIMEOUT_MS')
+  return problems
+}
+
+/**
+ * The console keys by operator name: CONSOLE_API_KEYS' `name:key` pairs, and CONSOLE_API_KEY as the
+ * operator `console`. Empty when the console is off.
+ */
+export function consoleOperators (config: Pick<Config, 'CONSOLE_API_KEY' | 'CONSOLE_API_KEYS'>): Map<string, string> {
+  const operators = new Map<string, string>()
+  if (config.CONSOLE_API_KEY !== undefined) operators.set('console', config.CONSOLE_API_KEY)
+  for (const pair of config.CONSOLE_API_KEYS?.split(',') ?? []) {
+    const at = pair.indexOf(':')
+    operators.set(pair.slice(0, at).trim(), pair.slice(at + 1).trim())
+  }
+  return operators
+}
+
+/** One name per operator and one operator per key, or the audit log could not say who it was. */
+function consoleKeyProblems (config: Config): string[] {
+  const pairs = config.CONSOLE_API_KEYS?.split(',').map(pair => pair.slice(0, pair.indexOf(':')).trim()) ?? []
+  const names = config.CONSOLE_API_KEY === undefined ? pairs : ['console', ...pairs]
+  const keys = [...consoleOperators(config).values()]
+  const problems: string[] = []
+  if (new Set(names).size !== names.length) problems.push('CONSOLE_API_KEYS names an operator twice (CONSOLE_API_KEY is the operator "console")')
+  if (new Set(keys).size !== keys.length) problems.push('CONSOLE_API_KEYS gives two operators the same key')
   return problems
 }
