@@ -91,7 +91,10 @@ export function verifyOptions (config: ClaimsConfig, algorithm: JwtAlgorithm) {
     // Verified tokens are remembered (bounded, never past their `exp` or max age): a mobile client sends
     // the same token for many requests and RS256/ES256 verification is costly.
     cache: 1000,
-    cacheTTL: 60_000
+    cacheTTL: 60_000,
+    // Refusals are remembered only while they cannot change: fast-jwt keeps an error for clockTolerance
+    // plus this, so a token refused for its `nbf` stayed refused about 30 s after it became valid.
+    errorCacheTTL: (error: { code?: string }) => error.code === 'FAST_JWT_INACTIVE' ? -CLOCK_TOLERANCE_MS : 600_000
   }
 }
 

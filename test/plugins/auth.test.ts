@@ -208,3 +208,21 @@ t.test('without AUTH_JWT_ISSUER and AUTH_JWT_AUDIENCE, iss and aud are not check
   const any = hs256(claimsFor(IVANOV, { iss: 'https://anyone.example', aud: 'anything' }))
   t.equal((await app.inject({ url: '/test/caller', headers: bearer(any) })).statusCode, 200)
 })
+
+t.test('a token refused for its nbf is accepted as soon as it becomes valid, not a cache lifetime later', async t => {
+  const { app } = await appWithProbe(t)
+  const realNow = Date.now
+  t.teardown(() => { Date.now = realNow })
+  // Valid from 40 s on: refused now (beyond the 30 s tolerance), accepted 11 s later.
+  const token = hs256(claimsFor(IVANOV, { nbf: inSeconds(40) }))
+  assertRefused(t, await app.inject({ url: '/test/caller', headers: bearer(token) }), INVALID, token)
+  const start = realNow()
+  Date.now = () => start + 11_000
+  t.equal((await app.inject({ url: '/test/caller', headers: bearer(token) })).statusCode, 200)
+})
+
+t.test('a forged token stays refused (its refusal may be cached)', async t => {
+  const { app } = await appWithProbe(t)
+  const forged = hs256(claimsFor(), 'another-secret-that-is-at-least-32-characters')
+  for (let i = 0; i < 2; i++) assertRefused(t, await app.inject({ url: PROFILE, headers: bearer(forged) }), INVALID, forged)
+})
