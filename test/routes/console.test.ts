@@ -168,6 +168,38 @@ t.test('an upstream error status is data, not a console error', async t => {
     t.equal(res.statusCode, 200, res.body)
     t.same(res.json().body, { success: false, message: 'unknown key [redacted]', '[redacted]': ['[redacted]'] })
   })
+
+  t.test('a key echoed percent- or HTML-encoded is redacted too', async t => {
+    const percentAll = [...PASSPORT_KEY].map(c => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`).join('')
+    const htmlAll = [...PASSPORT_KEY].map(c => `&#${c.charCodeAt(0)};`).join('')
+    const htmlHex = [...DEALER_KEY].map(c => `&#x${c.charCodeAt(0).toString(16)};`).join('')
+    const doubled = percentAll.replaceAll('%', '%25')
+    const echoes = [`https://upstream.example/login?key=${percentAll}`, `<p>key: ${htmlAll}</p>`, htmlHex, doubled]
+    const up = await consoleApp(t)
+    expectCall(up, passport, passport.path, false)
+      .reply(403, { success: false, message: 'bad key', echoes, [percentAll]: 1 }, { headers: JSON_UTF8 })
+    const res = await send(t, up, runOp(passport))
+    t.equal(res.statusCode, 200, res.body)
+    t.same(res.json().body, { success: false, message: 'bad key', echoes: ['[redacted]', '[redacted]', '[redacted]', '[redacted]'], '[redacted]': 1 })
+    for (const echo of [percentAll, htmlAll, htmlHex]) t.notOk(res.body.includes(echo), 'no encoded key in the answer')
+    t.ok(res.body.includes('bad key'), 'the rest is shown')
+  })
+
+  t.test('the content type quoted in a contract message is redacted', async t => {
+    const up = await consoleApp(t)
+    expectCall(up, passport, passport.path, false).reply(200, 'nope', { headers: { 'content-type': `text/plain; key=${PASSPORT_KEY}` } })
+    const res = await send(t, up, runOp(passport))
+    t.equal(res.statusCode, 200, res.body)
+    t.strictSame(res.json().contract.errors, [{ path: '/', message: 'content type text/plain; key=[redacted] is not application/json' }])
+  })
+
+  t.test('percent signs and ampersands without a key are shown as received', async t => {
+    const up = await consoleApp(t)
+    const body = { success: false, message: '100% sure & done: %41 &amp; &#65;' }
+    expectCall(up, passport, passport.path, false).reply(403, body, { headers: JSON_UTF8 })
+    const res = await send(t, up, runOp(passport))
+    t.same(res.json().body, body)
+  })
 })
 
 t.test('an exchange that got no answer is the console\'s own error', async t => {
