@@ -5,7 +5,7 @@ import t, { type Test } from 'tap'
 import * as fx from '../../schemas/fixtures.ts'
 import { operations } from '../../src/upstream/operations.ts'
 import { buildTestApp, configProblems, CONSOLE_KEY, testConfig, type TestApp } from '../helpers/build-app.ts'
-import { bearer, claimsFor, hs256 } from '../helpers/tokens.ts'
+import { bearer, claimsFor, hs256, inSeconds } from '../helpers/tokens.ts'
 
 const PROFILE = '/api/users/profile'
 const CONSOLE = '/request-console'
@@ -43,7 +43,7 @@ t.test('profile: limited per client (token sub), another client unaffected', asy
     t.equal(res.headers['x-ratelimit-remaining'], String(1 - i))
   }
   // Another token of the same client shares its budget.
-  const sameClient = hs256(claimsFor(fx.IVANOV, { iat: 1 }))
+  const sameClient = hs256(claimsFor(fx.IVANOV, { iat: inSeconds(-5) }))
   assertLimited(t, await app.inject({ url: PROFILE, headers: bearer(sameClient), remoteAddress: '198.51.100.3' }), 2)
   assertLimited(t, await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) }), 2)
 
