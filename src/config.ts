@@ -16,7 +16,8 @@ const Secret = (description: string) => Type.String({ minLength: 1, description 
 export const ConfigSchema = Type.Object({
   HOST: Type.String({ minLength: 1, default: '0.0.0.0', description: 'Address the front listens on.' }),
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000, description: 'Port the front listens on.' }),
-  UPSTREAM_URL: Type.String({ pattern: '^https?://[^\\s/?#]+[^\\s?#]*$', description: 'Base URL of the upstream operations (http or https, no query).' }),
+  UPSTREAM_URL: Type.String({ pattern: '^https?://[^\\s/?#]+[^\\s?#]*$', description: 'Base URL of the upstream operations (https, no query; http only to the loopback or with UPSTREAM_ALLOW_HTTP).' }),
+  UPSTREAM_ALLOW_HTTP: Type.Boolean({ default: false, description: 'Allows an http:// UPSTREAM_URL to a host other than the loopback, sending the upstream keys in clear text (only for a network that encrypts on its own, such as a service mesh).' }),
   PASSPORT_API_KEY: Secret('x-authorization value for /bc_passport/*.'),
   DEALER_API_KEY: Secret('x-authorization value for /bc_api_web_service/*.'),
   AUTH_JWT_SECRET: Type.Optional(Type.String({ minLength: 32, description: 'HS256 secret that verifies callers\' tokens (32 characters or more).' })),
@@ -123,7 +124,7 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
   if (data.TRUST_PROXY !== undefined && trustProxySetting(data.TRUST_PROXY) === undefined) {
     problems.push('TRUST_PROXY must be true, false, or a comma list of addresses, CIDRs or loopback/linklocal/uniquelocal')
   }
-  if (config !== undefined) problems.push(...serverTimeoutProblems(config), ...consoleKeyProblems(config))
+  if (config !== undefined) problems.push(...serverTimeoutProblems(config), ...consoleKeyProblems(config), ...upstreamUrlProblems(config))
   if (problems.length > 0 || config === undefined) throw new ConfigError(problems)
   return config
 }
@@ -181,4 +182,24 @@ function consoleKeyProblems (config: Config): string[] {
   if (new Set(names).size !== names.length) problems.push('CONSOLE_API_KEYS names an operator twice (CONSOLE_API_KEY is the operator "console")')
   if (new Set(keys).size !== keys.length) problems.push('CONSOLE_API_KEYS gives two operators the same key')
   return problems
+}
+
+/** True for the local machine: an http:// upstream there never crosses a network. */
+function isLoopback (hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '')
+  return host === 'localhost' || host.endsWith('.localhost') || host === '::1' || (isIP(host) === 4 && host.startsWith('127.'))
+}
+
+/** The keys travel in a header of every upstream call: in clear text only on the loopback, or when told. */
+function upstreamUrlProblems (config: Config): string[] {
+  let url: URL
+  try {
+    url = new URL(config.UPSTREAM_URL)
+  } catch {
+    return ['UPSTREAM_URL has an invalid value']
+  }
+  if (url.protocol === 'http:' && !isLoopback(url.hostname) && !config.UPSTREAM_ALLOW_HTTP) {
+    return ['UPSTREAM_URL must be https:// (the upstream keys would travel in clear text); http:// is accepted for the loopback, or with UPSTREAM_ALLOW_HTTP=true']
+  }
+  return []
 }
