@@ -3,7 +3,7 @@
 // behind a circuit breaker per operation (resilience.ts).
 import { Agent, type Dispatcher } from 'undici'
 import { compileOperationContracts, type ContractError, type OperationContracts } from './contract.ts'
-import { MAX_DEPTH, passThroughWithinDepth, withinDepth } from './depth.ts'
+import { MAX_DEPTH, passThroughValues, passThroughWithinDepth, withinDepth } from './depth.ts'
 import { isUpstreamError, upstreamError, type FailureReason } from './errors.ts'
 import { startDeadline, type Deadline } from './deadline.ts'
 import { elapsed, headerValue, postFollowingRedirects, type Hop, type WireAnswer, type WireRequest } from './exchange.ts'
@@ -41,6 +41,11 @@ export interface ExchangeEvent {
   duration_ms: number
   hops: number
   contractErrors: ContractError[]
+  /**
+   * Of an `ok` exchange, the parts its schema passes on whole (depth.ts), each with the index of its path
+   * in the contract's `passThrough`: metrics count new key paths in them. Nothing else of the body.
+   */
+  passThrough?: Array<[number, unknown]>
 }
 
 export interface UpstreamObserver {
@@ -122,7 +127,7 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
       }
       throw error
     }
-    observer?.exchange?.({ operation: name, outcome: ex.outcome, status: ex.status, duration_ms: ex.duration_ms, hops: ex.redirects.length, contractErrors: ex.contract.errors })
+    observer?.exchange?.({ operation: name, outcome: ex.outcome, status: ex.status, duration_ms: ex.duration_ms, hops: ex.redirects.length, contractErrors: ex.contract.errors, passThrough: ex.outcome === 'ok' ? passThroughValues(ex.body, contracts[name].response.passThrough) : undefined })
     return ex
   }
 

@@ -76,3 +76,23 @@ function alongWithin (value: unknown, path: SchemaPath, at: number, limit: numbe
   }
   return alongWithin((value as Record<string, unknown>)[segment], path, at + 1, limit)
 }
+
+/** The values at the pass-through paths of a checked answer, each with the index of its path. */
+export function passThroughValues (value: unknown, paths: readonly SchemaPath[]): Array<[number, unknown]> {
+  const found: Array<[number, unknown]> = []
+  const along = (node: unknown, index: number, at: number): void => {
+    const path = paths[index]!
+    if (at === path.length) {
+      found.push([index, node])
+      return
+    }
+    if (typeof node !== 'object' || node === null) return
+    if (path[at] === '*') {
+      if (Array.isArray(node)) for (const item of node) along(item, index, at + 1)
+      return
+    }
+    along((node as Record<string, unknown>)[path[at]!], index, at + 1)
+  }
+  for (let i = 0; i < paths.length; i++) along(value, i, 0)
+  return found
+}
