@@ -11,7 +11,7 @@ const HEADER = '# Generated from the route schemas by `npm run openapi`; do not 
 
 /** Placeholders only: every optional feature on (the console), no value that means anything. */
 const DOCS_ENV = {
-  UPSTREAM_URL: 'http://upstream.invalid',
+  UPSTREAM_URL: 'https://upstream.invalid',
   PASSPORT_API_KEY: 'placeholder',
   DEALER_API_KEY: 'placeholder',
   AUTH_JWT_SECRET: 'placeholder-secret-placeholder-secret',

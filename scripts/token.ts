@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs, parseEnv } from 'node:util'
 import { MIN_SECRET_LENGTH, parseTtl, signToken, subjectProblems } from '../src/auth/sign.ts'
+import { ConfigSchema } from '../src/config.ts'
 
 export const USAGE = `Usage: npm run token -- --sub UUID --login DIGITS --vendor CODE [--ttl 1h]
 
@@ -14,7 +15,9 @@ export const USAGE = `Usage: npm run token -- --sub UUID --login DIGITS --vendor
   --vendor  the vendor code the client is registered under (e.g. kia)
   --ttl     lifetime: 90s, 15m, 1h (default) or 7d, at most 30d
 
-Signs with AUTH_JWT_SECRET from the environment, or from .env in the current directory.`
+Signs with AUTH_JWT_SECRET from the environment, or from .env in the current directory, and adds the
+iss and aud claims when AUTH_JWT_ISSUER and AUTH_JWT_AUDIENCE are set there. --ttl may not exceed
+AUTH_JWT_MAX_AGE_S (default 1d): the service would refuse the token once that old.`
 
 export interface TokenCliResult { code: number, stdout: string, stderr: string }
 
@@ -25,13 +28,22 @@ export interface TokenCliOptions {
   cwd?: string
 }
 
-/** The secret from the environment, else from .env; undefined when neither has it. */
-function readSecret (env: Record<string, string | undefined>, cwd: string): string | undefined {
-  if (env.AUTH_JWT_SECRET !== undefined) return env.AUTH_JWT_SECRET
+const SIGNING_VARIABLES = ['AUTH_JWT_SECRET', 'AUTH_JWT_ISSUER', 'AUTH_JWT_AUDIENCE', 'AUTH_JWT_MAX_AGE_S'] as const
+type SigningVariables = Partial<Record<typeof SIGNING_VARIABLES[number], string>>
+
+/** The signing variables from .env, overridden by the environment (as for `npm start`); empty is unset. */
+function readSigningVariables (env: Record<string, string | undefined>, cwd: string): SigningVariables {
   const file = resolve(cwd, '.env')
-  if (!existsSync(file)) return undefined
-  return parseEnv(readFileSync(file, 'utf8')).AUTH_JWT_SECRET
+  const fromFile = existsSync(file) ? parseEnv(readFileSync(file, 'utf8')) : {}
+  const out: SigningVariables = {}
+  for (const name of SIGNING_VARIABLES) {
+    const value = env[name] ?? fromFile[name]
+    if (value !== undefined && value !== '') out[name] = value
+  }
+  return out
 }
+
+const DEFAULT_MAX_AGE_S = (ConfigSchema.properties.AUTH_JWT_MAX_AGE_S as { default?: number }).default ?? 86_400
 
 const fail = (problems: string[]): TokenCliResult => ({
   code: 1,
@@ -71,7 +83,11 @@ export function runTokenCli (args: string[], { env = process.env, cwd = process.
   } catch (error) {
     problems.push(`--ttl ${(error as Error).message}`)
   }
-  const secret = readSecret(env, cwd)
+  const signing = readSigningVariables(env, cwd)
+  const secret = signing.AUTH_JWT_SECRET
+  const maxAge = signing.AUTH_JWT_MAX_AGE_S === undefined ? DEFAULT_MAX_AGE_S : Number(signing.AUTH_JWT_MAX_AGE_S)
+  if (!Number.isSafeInteger(maxAge) || maxAge < 1) problems.push('AUTH_JWT_MAX_AGE_S is not a whole number of seconds')
+  else if (ttlSeconds > maxAge) problems.push(`--ttl is longer than AUTH_JWT_MAX_AGE_S (${maxAge}s): the service would refuse the token before it expires`)
   if (secret === undefined || secret === '') {
     problems.push('AUTH_JWT_SECRET is not set (in the environment or in .env)' +
       (env.AUTH_JWT_PUBLIC_KEY === undefined ? '' : '; a service verifying with AUTH_JWT_PUBLIC_KEY needs tokens from its own issuer'))
@@ -80,7 +96,11 @@ export function runTokenCli (args: string[], { env = process.env, cwd = process.
   }
   if (problems.length > 0 || secret === undefined) return fail(problems)
 
-  const token = signToken(subject as { sub: string, login: string, vendor: string }, secret, { ttlSeconds })
+  const token = signToken(subject as { sub: string, login: string, vendor: string }, secret, {
+    ttlSeconds,
+    ...(signing.AUTH_JWT_ISSUER === undefined ? {} : { issuer: signing.AUTH_JWT_ISSUER }),
+    ...(signing.AUTH_JWT_AUDIENCE === undefined ? {} : { audience: signing.AUTH_JWT_AUDIENCE })
+  })
   return { code: 0, stdout: `${token}\n`, stderr: '' }
 }
 

@@ -16,12 +16,20 @@ const Secret = (description: string) => Type.String({ minLength: 1, description 
 export const ConfigSchema = Type.Object({
   HOST: Type.String({ minLength: 1, default: '0.0.0.0', description: 'Address the front listens on.' }),
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000, description: 'Port the front listens on.' }),
-  UPSTREAM_URL: Type.String({ pattern: '^https?://[^\\s/?#]+[^\\s?#]*$', description: 'Base URL of the upstream operations (http or https, no query).' }),
+  UPSTREAM_URL: Type.String({ pattern: '^https?://[^\\s/?#]+[^\\s?#]*$', description: 'Base URL of the upstream operations (https, no query; http only to the loopback or with UPSTREAM_ALLOW_HTTP).' }),
+  UPSTREAM_ALLOW_HTTP: Type.Boolean({ default: false, description: 'Allows an http:// UPSTREAM_URL to a host other than the loopback, sending the upstream keys in clear text (only for a network that encrypts on its own, such as a service mesh).' }),
   PASSPORT_API_KEY: Secret('x-authorization value for /bc_passport/*.'),
   DEALER_API_KEY: Secret('x-authorization value for /bc_api_web_service/*.'),
   AUTH_JWT_SECRET: Type.Optional(Type.String({ minLength: 32, description: 'HS256 secret that verifies callers\' tokens (32 characters or more).' })),
   AUTH_JWT_PUBLIC_KEY: Type.Optional(Type.String({ pattern: '-----BEGIN PUBLIC KEY-----', description: 'RS256/ES256 public key in PEM that verifies callers\' tokens.' })),
-  CONSOLE_API_KEY: Type.Optional(Type.String({ minLength: 16, description: 'Opens POST /request-console; unset, the route answers 404.' })),
+  AUTH_JWT_ISSUER: Type.Optional(Type.String({ minLength: 1, description: 'When set, a caller\'s token must carry exactly this `iss` claim (strongly recommended: refuses tokens of other issuers sharing the key).' })),
+  AUTH_JWT_AUDIENCE: Type.Optional(Type.String({ minLength: 1, description: 'When set, a caller\'s token must carry this `aud` claim (strongly recommended: refuses ID, refresh and other services\' tokens of the same issuer).' })),
+  AUTH_JWT_MAX_AGE_S: Type.Integer({ minimum: 60, maximum: 30 * 86_400, default: 86_400, description: 'Longest accepted token lifetime, counted from its `iat`: an older token is refused whatever its `exp`.' }),
+  CONSOLE_API_KEY: Type.Optional(Type.String({ minLength: 16, description: 'Opens POST /request-console (operator `console` in the audit log); unset with CONSOLE_API_KEYS, the route answers 404.' })),
+  CONSOLE_API_KEYS: Type.Optional(Type.String({
+    pattern: '^\\s*[A-Za-z0-9_.-]{1,64}:[^,\\s]{16,}\\s*(,\\s*[A-Za-z0-9_.-]{1,64}:[^,\\s]{16,}\\s*)*$',
+    description: 'Console keys per operator, a comma list of name:key (names of letters, digits, _ . -; keys of 16+ characters without commas or spaces); the audit log names the operator.'
+  })),
   UPSTREAM_TIMEOUT_MS: Millis(5000, 'One upstream exchange, redirects included.'),
   PROFILE_TIMEOUT_MS: Millis(8000, 'The whole profile request, all upstream calls included.'),
   UPSTREAM_MAX_BODY_BYTES: Type.Integer({ minimum: 1024, maximum: 64 * 1024 * 1024, default: 1024 * 1024, description: 'Largest upstream answer read; a larger one is a bad response.' }),
@@ -34,7 +42,7 @@ export const ConfigSchema = Type.Object({
   SHUTDOWN_GRACE_MS: Millis(10_000, 'On SIGTERM, how long in-flight requests may take to finish before the process is stopped.'),
   RATE_LIMIT_PROFILE_PER_MINUTE: PerMinute(120, 'Profile requests per client (token sub) per minute.'),
   RATE_LIMIT_CONSOLE_PER_MINUTE: PerMinute(30, 'Console requests per caller address per minute.'),
-  RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: PerMinute(30, 'Refused credentials (401) per caller address per minute; past it, the address gets 429 before any token or key is checked.'),
+  RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: PerMinute(30, 'Refused credentials (401) per caller address per minute; past it, refused credentials get 429 (a valid credential is always served).'),
   TRUST_PROXY: Type.Optional(Type.String({ description: 'Balancers whose X-Forwarded-For is believed: `true` (every peer) or a comma list of addresses, CIDRs or loopback/linklocal/uniquelocal; unset, the peer address is the client.' })),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'Redis shared by every instance for the rate-limit counters (redis:// or rediss://); unset, each instance counts in memory.' })),
   CORS_ORIGINS: Type.Optional(Type.String({ pattern: '^https?://[^/\\s,]+(\\s*,\\s*https?://[^/\\s,]+)*$', description: 'Comma list of exact browser origins (scheme://host[:port]) allowed by CORS; unset, CORS is off.' })),
@@ -119,7 +127,7 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
   if (data.TRUST_PROXY !== undefined && trustProxySetting(data.TRUST_PROXY) === undefined) {
     problems.push('TRUST_PROXY must be true, false, or a comma list of addresses, CIDRs or loopback/linklocal/uniquelocal')
   }
-  if (config !== undefined) problems.push(...serverTimeoutProblems(config))
+  if (config !== undefined) problems.push(...serverTimeoutProblems(config), ...consoleKeyProblems(config), ...upstreamUrlProblems(config))
   for (const [name, instead] of Object.entries(RETIRED)) {
     if (data[name] !== undefined) problems.push(`${name} is no longer supported; ${instead}`)
   }
@@ -163,4 +171,49 @@ function serverTimeoutProblems (config: Config): string[] {
   // Node refuses a headers timeout beyond the request timeout.
   if (config.SERVER_HEADERS_TIMEOUT_MS > config.SERVER_REQUEST_TIMEOUT_MS) problems.push('SERVER_HEADERS_TIMEOUT_MS must not exceed SERVER_REQUEST_TIMEOUT_MS')
   return problems
+}
+
+/**
+ * The console keys by operator name: CONSOLE_API_KEYS' `name:key` pairs, and CONSOLE_API_KEY as the
+ * operator `console`. Empty when the console is off.
+ */
+export function consoleOperators (config: Pick<Config, 'CONSOLE_API_KEY' | 'CONSOLE_API_KEYS'>): Map<string, string> {
+  const operators = new Map<string, string>()
+  if (config.CONSOLE_API_KEY !== undefined) operators.set('console', config.CONSOLE_API_KEY)
+  for (const pair of config.CONSOLE_API_KEYS?.split(',') ?? []) {
+    const at = pair.indexOf(':')
+    operators.set(pair.slice(0, at).trim(), pair.slice(at + 1).trim())
+  }
+  return operators
+}
+
+/** One name per operator and one operator per key, or the audit log could not say who it was. */
+function consoleKeyProblems (config: Config): string[] {
+  const pairs = config.CONSOLE_API_KEYS?.split(',').map(pair => pair.slice(0, pair.indexOf(':')).trim()) ?? []
+  const names = config.CONSOLE_API_KEY === undefined ? pairs : ['console', ...pairs]
+  const keys = [...consoleOperators(config).values()]
+  const problems: string[] = []
+  if (new Set(names).size !== names.length) problems.push('CONSOLE_API_KEYS names an operator twice (CONSOLE_API_KEY is the operator "console")')
+  if (new Set(keys).size !== keys.length) problems.push('CONSOLE_API_KEYS gives two operators the same key')
+  return problems
+}
+
+/** True for the local machine: an http:// upstream there never crosses a network. */
+function isLoopback (hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '')
+  return host === 'localhost' || host.endsWith('.localhost') || host === '::1' || (isIP(host) === 4 && host.startsWith('127.'))
+}
+
+/** The keys travel in a header of every upstream call: in clear text only on the loopback, or when told. */
+function upstreamUrlProblems (config: Config): string[] {
+  let url: URL
+  try {
+    url = new URL(config.UPSTREAM_URL)
+  } catch {
+    return ['UPSTREAM_URL has an invalid value']
+  }
+  if (url.protocol === 'http:' && !isLoopback(url.hostname) && !config.UPSTREAM_ALLOW_HTTP) {
+    return ['UPSTREAM_URL must be https:// (the upstream keys would travel in clear text); http:// is accepted for the loopback, or with UPSTREAM_ALLOW_HTTP=true']
+  }
+  return []
 }

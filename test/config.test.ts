@@ -45,6 +45,8 @@ t.test('defaults fill what is left out, numbers are numbers', async t => {
     UPSTREAM_BREAKER_WINDOW_MS: 10_000,
     UPSTREAM_BREAKER_HALF_OPEN_MS: 10_000,
     SHUTDOWN_GRACE_MS: 10_000,
+    AUTH_JWT_MAX_AGE_S: 86_400,
+    UPSTREAM_ALLOW_HTTP: false,
     RATE_LIMIT_PROFILE_PER_MINUTE: 120,
     RATE_LIMIT_CONSOLE_PER_MINUTE: 30,
     RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: 30,
@@ -144,6 +146,18 @@ t.test('UPSTREAM_URL is an http(s) base URL without a query', async t => {
   for (const url of ['dealer.example.ru', 'ftp://dealer.example.ru', 'https://dealer.example.ru/?x=1', 'https://']) {
     t.strictSame(configError(t, () => loadConfig({ ...required, UPSTREAM_URL: url })).problems, ['UPSTREAM_URL has an invalid value'], url)
   }
+})
+
+t.test('an http:// UPSTREAM_URL beyond the loopback is refused unless UPSTREAM_ALLOW_HTTP=true: keys in clear text', async t => {
+  for (const url of ['http://127.0.0.1:8080', 'http://127.3.4.5', 'http://localhost:9000/base', 'http://[::1]:8080']) {
+    t.equal(loadConfig({ ...required, UPSTREAM_URL: url }).UPSTREAM_URL, url, `${url}: the loopback never crosses a network`)
+  }
+  for (const url of ['http://dealer.example.ru', 'http://10.0.0.5:8080', 'http://[2001:db8::1]', 'http://127.0.0.1.example.ru', 'http://localhost.example.ru']) {
+    t.match(configError(t, () => loadConfig({ ...required, UPSTREAM_URL: url })).problems, [/^UPSTREAM_URL must be https:\/\//], url)
+    t.equal(loadConfig({ ...required, UPSTREAM_URL: url, UPSTREAM_ALLOW_HTTP: 'true' }).UPSTREAM_URL, url, `${url} with the opt-in`)
+  }
+  t.match(configError(t, () => loadConfig({ ...required, UPSTREAM_URL: 'http://dealer.example.ru', UPSTREAM_ALLOW_HTTP: 'yes' })).problems,
+    [/^UPSTREAM_ALLOW_HTTP /])
 })
 
 t.test('an empty variable counts as unset', async t => {

@@ -60,12 +60,16 @@ export interface SignOptions {
   ttlSeconds?: number
   /** Milliseconds since the epoch the token is issued at (tests). */
   now?: number
+  /** `iss`, for a service configured with AUTH_JWT_ISSUER. */
+  issuer?: string
+  /** `aud`, for a service configured with AUTH_JWT_AUDIENCE. */
+  audience?: string
 }
 
 const base64url = (value: string) => Buffer.from(value).toString('base64url')
 
-/** An HS256 JWT with claims sub, login, vendor, iat and exp. Throws a TypeError naming bad input, never the secret. */
-export function signToken (subject: TokenSubject, secret: string, { ttlSeconds = 3600, now = Date.now() }: SignOptions = {}): string {
+/** An HS256 JWT with claims sub, login, vendor, iat, exp (and iss, aud when given). Throws a TypeError naming bad input, never the secret. */
+export function signToken (subject: TokenSubject, secret: string, { ttlSeconds = 3600, now = Date.now(), issuer, audience }: SignOptions = {}): string {
   const problems = subjectProblems(subject)
   if (problems.length > 0) throw new TypeError(problems.map(p => `${p.claim} ${p.message}`).join('; '))
   if (typeof secret !== 'string' || secret.length < MIN_SECRET_LENGTH) {
@@ -75,7 +79,15 @@ export function signToken (subject: TokenSubject, secret: string, { ttlSeconds =
     throw new RangeError(`ttlSeconds must be an integer from 1 to ${MAX_TTL_SECONDS}`)
   }
   const iat = Math.floor(now / 1000)
-  const claims = { sub: subject.sub, login: subject.login, vendor: subject.vendor, iat, exp: iat + ttlSeconds }
+  const claims = {
+    sub: subject.sub,
+    login: subject.login,
+    vendor: subject.vendor,
+    ...(issuer === undefined ? {} : { iss: issuer }),
+    ...(audience === undefined ? {} : { aud: audience }),
+    iat,
+    exp: iat + ttlSeconds
+  }
   const input = `${base64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }))}.${base64url(JSON.stringify(claims))}`
   return `${input}.${createHmac('sha256', secret).update(input).digest('base64url')}`
 }

@@ -74,20 +74,36 @@ function isTokenError (error: unknown): error is { code: string } {
   return typeof code === 'string' && (code.startsWith('FAST_JWT_') || code.startsWith('FST_JWT_'))
 }
 
+type ClaimsConfig = Pick<Config, 'AUTH_JWT_ISSUER' | 'AUTH_JWT_AUDIENCE' | 'AUTH_JWT_MAX_AGE_S'>
+
+/** fast-jwt's verification options: one algorithm, the claims a token must carry, its longest life. */
+export function verifyOptions (config: ClaimsConfig, algorithm: JwtAlgorithm) {
+  const { AUTH_JWT_ISSUER: issuer, AUTH_JWT_AUDIENCE: audience } = config
+  return {
+    algorithms: [algorithm],
+    // `iat` is required so that AUTH_JWT_MAX_AGE_S applies to every token: fast-jwt skips maxAge without it.
+    requiredClaims: ['exp', 'iat', ...(issuer === undefined ? [] : ['iss']), ...(audience === undefined ? [] : ['aud'])],
+    ...(issuer === undefined ? {} : { allowedIss: issuer }),
+    ...(audience === undefined ? {} : { allowedAud: audience }),
+    // In seconds: @fastify/jwt turns a number into milliseconds for fast-jwt.
+    maxAge: config.AUTH_JWT_MAX_AGE_S,
+    clockTolerance: CLOCK_TOLERANCE_MS,
+    // Verified tokens are remembered (bounded, never past their `exp` or max age): a mobile client sends
+    // the same token for many requests and RS256/ES256 verification is costly.
+    cache: 1000,
+    cacheTTL: 60_000,
+    // Refusals are remembered only while they cannot change: fast-jwt keeps an error for clockTolerance
+    // plus this, so a token refused for its `nbf` stayed refused about 30 s after it became valid.
+    errorCacheTTL: (error: { code?: string }) => error.code === 'FAST_JWT_INACTIVE' ? -CLOCK_TOLERANCE_MS : 600_000
+  }
+}
+
 export default fp<{ config: Config }>(async function auth (fastify, { config }) {
   const { key, algorithm } = verificationKey(config)
   await fastify.register(fastifyJwt, {
     // Verify-only: this service never issues tokens, so no signing key is configured.
     secret: { public: key },
-    verify: {
-      algorithms: [algorithm],
-      requiredClaims: ['exp'],
-      clockTolerance: CLOCK_TOLERANCE_MS,
-      // Verified tokens are remembered (bounded, never past their `exp`): a mobile client sends the
-      // same token for many requests and RS256/ES256 verification is costly.
-      cache: 1000,
-      cacheTTL: 60_000
-    }
+    verify: verifyOptions(config, algorithm)
   })
   const validClaims = Compile(CallerClaims)
 
@@ -96,10 +112,12 @@ export default fp<{ config: Config }>(async function auth (fastify, { config }) 
     const header = request.headers.authorization
     // The scheme is case-insensitive (RFC 7235); one space, then the token.
     if (header === undefined || header.length < 7 || header.slice(0, 7).toLowerCase() !== 'bearer ') {
-      throw refuse(reply, CHALLENGE, 'This endpoint needs an Authorization: Bearer token')
+      throw await fastify.refuseCredentials(request, reply, refuse(reply, CHALLENGE, 'This endpoint needs an Authorization: Bearer token'))
     }
     const token = header.slice(7).trim()
-    if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) throw refuse(reply, INVALID_TOKEN, 'The bearer token is malformed')
+    if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) {
+      throw await fastify.refuseCredentials(request, reply, refuse(reply, INVALID_TOKEN, 'The bearer token is malformed'))
+    }
     let claims: unknown
     try {
       claims = fastify.jwt.verify(token)
@@ -109,12 +127,14 @@ export default fp<{ config: Config }>(async function auth (fastify, { config }) 
       if (!isTokenError(error) && !(error instanceof RangeError)) throw error
       // The library's message is not passed on: a fixed text, never any part of the token.
       const expired = isTokenError(error) && error.code === 'FAST_JWT_EXPIRED'
-      throw refuse(reply, INVALID_TOKEN, expired ? 'The bearer token has expired' : 'The bearer token is invalid')
+      throw await fastify.refuseCredentials(request, reply, refuse(reply, INVALID_TOKEN, expired ? 'The bearer token has expired' : 'The bearer token is invalid'))
     }
-    if (!validClaims.Check(claims)) throw refuse(reply, INVALID_TOKEN, 'The bearer token does not carry valid sub, login and vendor claims')
+    if (!validClaims.Check(claims)) {
+      throw await fastify.refuseCredentials(request, reply, refuse(reply, INVALID_TOKEN, 'The bearer token does not carry valid sub, login and vendor claims'))
+    }
     request.caller = { vendor: claims.vendor, login: claims.login, uid_client: claims.sub.toUpperCase() }
   })
-}, { name: 'auth' })
+}, { name: 'auth', dependencies: ['rate-limit'] })
 
 /** The caller of a route that runs `fastify.authenticate`; a route that forgot it fails closed. */
 export function callerOf (request: FastifyRequest): Caller {

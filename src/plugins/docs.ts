@@ -58,13 +58,13 @@ export default fp<{ config: Config }>(async function docs (fastify) {
             type: 'http',
             scheme: 'bearer',
             bearerFormat: 'JWT',
-            description: 'A JWT with claims `sub` (the client\'s uid_client), `login` and `vendor`, and an `exp`.'
+            description: 'A JWT with claims `sub` (the client\'s uid_client), `login`, `vendor`, `iat` and `exp` (and `iss`, `aud` when the service is configured with them).'
           },
           consoleKey: {
             type: 'apiKey',
             in: 'header',
             name: 'x-console-key',
-            description: 'The operators\' console key (`CONSOLE_API_KEY`).'
+            description: 'An operator\'s console key (`CONSOLE_API_KEYS`, or the single `CONSOLE_API_KEY`).'
           }
         }
       }

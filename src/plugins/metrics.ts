@@ -9,7 +9,8 @@ import type { Config } from '../config.ts'
 import { UnauthorizedError } from '../errors.ts'
 import { consoleKeyCheck } from '../routes/console.ts'
 import type { BreakerState, ExchangeEvent, UpstreamObserver } from '../upstream/client.ts'
-import { operationNames, type OperationName } from '../upstream/operations.ts'
+import { passThroughPaths, passThroughValues, type SchemaPath } from '../upstream/depth.ts'
+import { operationNames, operations, type OperationName } from '../upstream/operations.ts'
 
 export const METRICS_PATH = '/metrics'
 
@@ -21,6 +22,56 @@ export const LATENCY_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 export const MAX_CONTRACT_PATHS = 100
 export const OTHER_PATH = '(other)'
 const MAX_PATH_LENGTH = 120
+
+/** At most this many distinct pass-through key paths are remembered per operation; later ones are not counted. */
+export const MAX_PASSTHROUGH_PATHS = 200
+
+/** Key paths seen so far under one pass-through part, as a tree: no string is built unless a path is new. */
+interface SeenTree { children: Map<string, SeenTree> }
+
+/**
+ * Counts key paths never seen before in the parts of an operation's answers that the schema passes on
+ * undescribed (schemas/dealer.ts DiscountData, last_dealer, contact_persons; the passport's cookies).
+ * The schemas' examples count as seen, so a rise means the upstream sends a field nobody has described.
+ */
+export function createDriftTracker (operation: OperationName, onNew: (path: string) => void) {
+  const parts: SchemaPath[] = passThroughPaths(operations[operation].response)
+  const roots = parts.map((): SeenTree => ({ children: new Map() }))
+  let size = 0
+
+  function walk (value: unknown, tree: SeenTree, path: string, report: boolean): void {
+    if (typeof value !== 'object' || value === null) return
+    if (Array.isArray(value)) {
+      for (const item of value) visit(item, tree, '*', path, report)
+      return
+    }
+    for (const key in value) visit((value as Record<string, unknown>)[key], tree, key, path, report)
+  }
+
+  function visit (value: unknown, tree: SeenTree, key: string, path: string, report: boolean): void {
+    let child = tree.children.get(key)
+    if (child === undefined) {
+      if (size >= MAX_PASSTHROUGH_PATHS) return
+      child = { children: new Map() }
+      tree.children.set(key, child)
+      size++
+      if (report) onNew(`${path}/${key}`)
+    }
+    walk(value, child, `${path}/${key}`, report)
+  }
+
+  /** Records the key paths of an answer's pass-through parts ([path index, value]), reporting each new one when `report`. */
+  function observe (found: ReadonlyArray<readonly [number, unknown]>, report = true): void {
+    for (const [index, value] of found) {
+      const root = roots[index]
+      if (root !== undefined) walk(value, root, `/${parts[index]!.join('/')}`, report)
+    }
+  }
+
+  // The documented examples are known fields.
+  for (const example of (operations[operation].response as { examples?: unknown[] }).examples ?? []) observe(passThroughValues(example, parts), false)
+  return { observe }
+}
 
 /** Breaker states as the gauge reports them: 0 closed, 1 half-open, 2 open. */
 export const BREAKER_STATE_VALUES: Record<BreakerState, number> = { closed: 0, half_open: 1, open: 2 }
@@ -116,9 +167,21 @@ export function createMetrics (): Metrics {
     registers
   })
 
+  const passThroughDrift = new Counter({
+    name: 'bff_upstream_passthrough_new_paths_total',
+    help: 'Key paths seen for the first time since start in the parts of upstream answers passed on undescribed ' +
+      `(discount data, last_dealer, contact_persons, cookies), the schemas' examples excepted; at most ${MAX_PASSTHROUGH_PATHS} per operation. ` +
+      'A rise means the upstream sends a field no schema describes, which reaches the app unchecked.',
+    labelNames: ['operation'] as const,
+    registers
+  })
+  const drift = Object.fromEntries(operationNames.map(operation =>
+    [operation, createDriftTracker(operation, () => passThroughDrift.inc({ operation }))])) as Record<OperationName, ReturnType<typeof createDriftTracker>>
+
   // Known series start at zero, so rate() and alerts see them before the first event.
   for (const operation of operationNames) {
     upstreamRedirects.labels(operation).inc(0)
+    passThroughDrift.labels(operation).inc(0)
     breakerState.labels(operation).set(BREAKER_STATE_VALUES.closed)
   }
   for (const section of DEGRADED_SECTIONS) degradedSections.labels(section).inc(0)
@@ -139,6 +202,7 @@ export function createMetrics (): Metrics {
       upstreamRequests.inc(labels)
       upstreamDuration.observe(labels, event.duration_ms / 1000)
       if (event.hops > 0) upstreamRedirects.inc({ operation: event.operation }, event.hops)
+      if (event.passThrough !== undefined) drift[event.operation].observe(event.passThrough)
       // Only a schema check names fields; status, content type and JSON failures count by outcome.
       if (event.outcome === 'contract') {
         for (const error of event.contractErrors) {
@@ -194,10 +258,12 @@ export default fp<{ config: Pick<Config, 'METRICS_API_KEY'> }>(async function me
     const header = request.headers.authorization
     const presented = typeof header === 'string' && header.slice(0, 7).toLowerCase() === 'bearer ' ? header.slice(7).trim() : undefined
     if (!keyMatches(presented)) {
+      // At warn: the route logs at warn only, and a guess at the key is what an operator must see.
+      request.log.warn({ credential: 'metrics key' }, 'refused metrics scrape')
       reply.header('www-authenticate', 'Bearer realm="metrics"')
-      throw new UnauthorizedError('Metrics need Authorization: Bearer <METRICS_API_KEY>')
+      throw await fastify.refuseCredentials(request, reply, new UnauthorizedError('Metrics need Authorization: Bearer <METRICS_API_KEY>'))
     }
     reply.header('cache-control', 'no-store')
     return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics())
   })
-}, { name: 'metrics' })
+}, { name: 'metrics', dependencies: ['rate-limit'] })

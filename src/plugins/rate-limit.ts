@@ -1,22 +1,26 @@
 // Rate limits, per route and per minute (in memory: one instance; several need a shared store):
 // - the profile per client, keyed by the verified token's `sub`, counted after authentication;
 // - the console per client address;
-// - refused credentials (401) per client address, on every route that opts in with `authFailureLimit`:
-//   past the limit the address gets 429 BEFORE its token or key is looked at, so a guesser learns
-//   nothing more, not even whether a token it then tries is valid. A valid token from that address is
-//   refused too until the window ends: the price of not being an oracle, bounded to one minute.
+// - refused credentials (a bad or missing token, console key or metrics key) per client address:
+//   credentials are always verified first; past the limit, only a request whose credentials are refused
+//   gets 429 instead of 401. A valid credential is never refused, so no one can lock out the honest
+//   callers sharing an address (a balancer without TRUST_PROXY, carrier NAT). Nobody guesses an HS256,
+//   RS256 or ES256 signature or a 16+ character key, so verifying first costs no security.
 // Every refusal is 429 RATE_LIMITED in our error body with Retry-After and the x-ratelimit-* headers.
 import fp from 'fastify-plugin'
 import rateLimit from '@fastify/rate-limit'
-import type { FastifyError, FastifyReply, FastifyRequest, onErrorAsyncHookHandler, onRequestAsyncHookHandler, RouteOptions } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.ts'
 import { RateLimitedError } from '../errors.ts'
 import { callerOf } from './auth.ts'
 
 declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** Counts this route's 401s per client address and refuses the address once past the limit. */
-    authFailureLimit?: boolean
+  interface FastifyInstance {
+    /**
+     * Counts a refused credential against the client address and answers what to throw: `refusal` (the
+     * 401) within the limit, a 429 with its headers past it. Only ever called for refused credentials.
+     */
+    refuseCredentials: (request: FastifyRequest, reply: FastifyReply, refusal: Error) => Promise<Error>
   }
 }
 
@@ -48,23 +52,15 @@ export function profileRateLimit (config: Pick<Config, 'RATE_LIMIT_PROFILE_PER_M
       timeWindow: WINDOW_MS,
       hook: 'preHandler' as const,
       keyGenerator: (request: FastifyRequest) => `client:${callerOf(request).uid_client}`
-    },
-    authFailureLimit: true
+    }
   }
 }
 
 /** The console's route config: per client address (the real one behind a trusted balancer, TRUST_PROXY). */
 export function consoleRateLimit (config: Pick<Config, 'RATE_LIMIT_CONSOLE_PER_MINUTE'>) {
   return {
-    rateLimit: { max: config.RATE_LIMIT_CONSOLE_PER_MINUTE, timeWindow: WINDOW_MS },
-    authFailureLimit: true
+    rateLimit: { max: config.RATE_LIMIT_CONSOLE_PER_MINUTE, timeWindow: WINDOW_MS }
   }
-}
-
-/** Adds `hook` to a route's hooks of one kind, first or last. */
-function addRouteHook<H> (existing: H | H[] | undefined, hook: H, position: 'first' | 'last'): H[] {
-  const hooks = existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]
-  return position === 'first' ? [hook, ...hooks] : [...hooks, hook]
 }
 
 export default fp<{ config: Config }>(async function rateLimits (fastify, { config }) {
@@ -79,26 +75,16 @@ export default fp<{ config: Config }>(async function rateLimits (fastify, { conf
   // The default key: the client address, an IPv6 one by its /64 (one subscriber's whole network).
   const authFailures = fastify.createRateLimit({ max: config.RATE_LIMIT_AUTH_FAILURES_PER_MINUTE, timeWindow: WINDOW_MS })
 
-  const refuseRepeatedFailures: onRequestAsyncHookHandler = async function (request: FastifyRequest, reply: FastifyReply) {
-    const state = await authFailures(request, { increment: false })
-    if (state.isAllowed || state.remaining > 0) return
+  fastify.decorate('refuseCredentials', async function refuseCredentials (request: FastifyRequest, reply: FastifyReply, refusal: Error): Promise<Error> {
+    const state = await authFailures(request)
+    if (state.isAllowed || !state.isExceeded) return refusal
     request.log.warn({ max: state.max }, 'too many refused credentials from this address')
+    // The 401's challenge would invite a retry the 429 asks to hold back.
+    reply.removeHeader('www-authenticate')
     reply.header('x-ratelimit-limit', state.max)
     reply.header('x-ratelimit-remaining', 0)
     reply.header('x-ratelimit-reset', state.ttlInSeconds)
     reply.header('retry-after', state.ttlInSeconds)
-    throw new RateLimitedError(retryIn(state.ttlInSeconds))
-  }
-
-  // onError runs before the error handler answers, so the count is in before the client sees the 401.
-  const countFailure: onErrorAsyncHookHandler = async function (request: FastifyRequest, _reply: FastifyReply, error: FastifyError) {
-    if (error.statusCode === 401) await authFailures(request)
-  }
-
-  fastify.addHook('onRoute', (route: RouteOptions) => {
-    if (route.config?.authFailureLimit !== true) return
-    // First of the route's own hooks: before any credential is verified.
-    route.onRequest = addRouteHook(route.onRequest, refuseRepeatedFailures, 'first')
-    route.onError = addRouteHook(route.onError, countFailure, 'last')
+    return new RateLimitedError(retryIn(state.ttlInSeconds))
   })
 }, { name: 'rate-limit' })

@@ -7,7 +7,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { TSchema } from 'typebox'
 import { Compile } from 'typebox/compile'
 import { ConsoleAnswer, ConsoleRequest, consoleRequestVariants } from '../../schemas/console.ts'
-import type { Config } from '../config.ts'
+import { consoleOperators, type Config } from '../config.ts'
 import {
   BadRequestError, InternalError, PayloadTooLargeError, RateLimitedError, ServiceUnavailableError, UnauthorizedError,
   UnsupportedMediaTypeError, UpstreamBadResponseError, UpstreamTimeoutError, UpstreamUnavailableError
@@ -17,6 +17,7 @@ import { OVERLOADED, shedHeaders } from '../plugins/load-shedding.ts'
 import { consoleRateLimit, limitHeaders, RATE_LIMITED_EXAMPLE } from '../plugins/rate-limit.ts'
 import { ref } from '../plugins/shared-schemas.ts'
 import type { Exchange } from '../upstream/client.ts'
+import { isUpstreamError } from '../upstream/errors.ts'
 import { operationNames } from '../upstream/operations.ts'
 import { pickTracingHeaders } from '../upstream/tracing.ts'
 
@@ -37,6 +38,29 @@ export function consoleKeyCheck (expected: string): (presented: unknown) => bool
   const want = sha256(expected)
   return presented => typeof presented === 'string' && timingSafeEqual(sha256(presented), want)
 }
+
+/**
+ * The operator a presented console key belongs to, or undefined. Every key is compared, in constant time
+ * (digests of equal length, no early exit), so timing tells neither which key nor how close a guess came.
+ */
+export function consoleOperatorCheck (operators: ReadonlyMap<string, string>): (presented: unknown) => string | undefined {
+  const digests = [...operators].map(([name, key]) => ({ name, digest: sha256(key) }))
+  return presented => {
+    if (typeof presented !== 'string') return undefined
+    const digest = sha256(presented)
+    let found: string | undefined
+    for (const entry of digests) if (timingSafeEqual(digest, entry.digest)) found = entry.name
+    return found
+  }
+}
+
+/** The subject of a console call in the audit log: the uid_client hashed, so the log holds no client id. */
+export function auditSubject (uidClient: string): string {
+  return createHash('sha256').update(uidClient.toUpperCase()).digest('hex').slice(0, 32)
+}
+
+/** What the audit line of one console call says; filled in as the call proceeds. */
+interface Audit { operator: string | null, operation: string | null, subject: string | null, outcome: string | null }
 
 type ValidationResult = { value: unknown } | { error: FastifySchemaValidationError[] }
 
@@ -82,15 +106,49 @@ function readable (errors: FastifySchemaValidationError[]): FastifySchemaValidat
   return out
 }
 
-/** Replaces every configured secret in a value as received, so no key can reach the answer. */
-export function redactSecrets (value: unknown, secrets: readonly string[]): unknown {
-  if (typeof value === 'string') {
-    return secrets.reduce((text, secret) => text.replaceAll(secret, '[redacted]'), value)
+const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" }
+
+/** Percent- and HTML-decoded, leniently (a malformed sequence stays as it is), until nothing changes. */
+function decodeEchoes (text: string): string {
+  let current = text
+  // Three rounds undo double and triple encoding; more would only cost time.
+  for (let round = 0; round < 3; round++) {
+    const next = current
+      .replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
+      .replace(/&#[xX]([0-9A-Fa-f]{1,6});/g, (_, hex: string) => String.fromCodePoint(Math.min(parseInt(hex, 16), 0x10FFFF)))
+      .replace(/&#(\d{1,7});/g, (_, dec: string) => String.fromCodePoint(Math.min(Number(dec), 0x10FFFF)))
+      .replace(/&(amp|lt|gt|quot|apos);/g, (_, name: string) => ENTITIES[name]!)
+    if (next === current) break
+    current = next
   }
+  return current
+}
+
+/**
+ * One text with every configured secret replaced. A text that holds a secret only once percent- or
+ * HTML-decoded (an upstream echoing the key in a URL or a page) is replaced whole: the encoded form
+ * cannot be cut out reliably, and a partial text is worth less than a leaked key.
+ */
+function redactText (text: string, secrets: readonly string[]): string {
+  let out = text
+  for (const secret of secrets) out = out.replaceAll(secret, '[redacted]')
+  if (out.includes('%') || out.includes('&')) {
+    const decoded = decodeEchoes(out)
+    if (decoded !== out && secrets.some(secret => decoded.includes(secret))) return '[redacted]'
+  }
+  return out
+}
+
+/**
+ * Replaces every configured secret in a value as received, so no key can reach the answer. The
+ * exchange's body was bounded in depth before (client.ts, `wholeBodyDepth`), so the recursion is too.
+ */
+export function redactSecrets (value: unknown, secrets: readonly string[]): unknown {
+  if (typeof value === 'string') return redactText(value, secrets)
   if (Array.isArray(value)) return value.map(item => redactSecrets(item, secrets))
   if (typeof value === 'object' && value !== null) {
     return Object.fromEntries(Object.entries(value).map(([key, item]) =>
-      [redactSecrets(key, secrets) as string, redactSecrets(item, secrets)]))
+      [redactText(key, secrets), redactSecrets(item, secrets)]))
   }
   return value
 }
@@ -99,9 +157,13 @@ function toAnswer (exchange: Exchange, secrets: readonly string[]): ConsoleAnswe
   return {
     operation: exchange.operation,
     status: exchange.status,
-    redirects: exchange.redirects.map(hop => ({ status: hop.status, location: redactSecrets(hop.location, secrets) as string })),
+    redirects: exchange.redirects.map(hop => ({ status: hop.status, location: redactText(hop.location, secrets) })),
     duration_ms: exchange.duration_ms,
-    contract: { valid: exchange.contract.valid, errors: exchange.contract.errors.map(e => ({ path: e.path, message: e.message })) },
+    // The messages quote the upstream (its content type) and the paths name its keys: both redacted.
+    contract: {
+      valid: exchange.contract.valid,
+      errors: exchange.contract.errors.map(e => ({ path: redactText(e.path, secrets), message: redactText(e.message, secrets) }))
+    },
     body: redactSecrets(exchange.body, secrets)
   }
 }
@@ -112,26 +174,46 @@ const BAD_PARAMS = 'body/params/uid_client must match format "uuid"'
 const EXAMPLE_OPERATION = operationNames[0]!
 
 const consoleRoute: FastifyPluginAsyncTypebox<{ config: Config }> = async (fastify, { config }) => {
-  const consoleKey = config.CONSOLE_API_KEY
+  const operators = consoleOperators(config)
   // Unset: the console does not exist, and the caller meets the same 404 as for any unknown route.
-  if (consoleKey === undefined) return
+  if (operators.size === 0) return
 
-  const keyMatches = consoleKeyCheck(consoleKey)
-  const secrets = [config.PASSPORT_API_KEY, config.DEALER_API_KEY, consoleKey].filter(s => s.length > 0)
+  const operatorOf = consoleOperatorCheck(operators)
+  const secrets = [config.PASSPORT_API_KEY, config.DEALER_API_KEY, ...operators.values()].filter(s => s.length > 0)
   const validate = consoleRequestValidator()
+  // Only console requests get an entry: nothing is added to other requests.
+  const audits = new WeakMap<FastifyRequest, Audit>()
   // JSON only: without this, Fastify's text/plain parser would turn a text body into a 400, not a 415.
   fastify.removeContentTypeParser('text/plain')
 
   // On request, before the body is read: an unauthenticated caller costs no parsing.
   async function requireConsoleKey (request: FastifyRequest, reply: FastifyReply) {
-    if (keyMatches(request.headers[CONSOLE_KEY_HEADER])) return
+    const operator = operatorOf(request.headers[CONSOLE_KEY_HEADER])
+    audits.set(request, { operator: operator ?? null, operation: null, subject: null, outcome: null })
+    if (operator !== undefined) return
     reply.header('www-authenticate', CONSOLE_CHALLENGE)
-    throw new UnauthorizedError(UNAUTHORIZED)
+    throw await fastify.refuseCredentials(request, reply, new UnauthorizedError(UNAUTHORIZED))
+  }
+
+  // One audit line per console call, whatever its end: who, which operation, about whom (hashed), how
+  // it ended. Never the params' personal fields (the login is a phone number).
+  function auditLine (request: FastifyRequest, reply: FastifyReply, done: () => void) {
+    const audit = audits.get(request)
+    request.log.info({
+      audit: 'console',
+      operator: audit?.operator ?? null,
+      operation: audit?.operation ?? null,
+      subject: audit?.subject ?? null,
+      outcome: audit?.outcome ?? `http_${reply.statusCode}`,
+      status_code: reply.statusCode
+    }, 'console call')
+    done()
   }
 
   fastify.post('/request-console', {
     bodyLimit: CONSOLE_BODY_LIMIT,
     onRequest: requireConsoleKey,
+    onResponse: auditLine,
     config: consoleRateLimit(config),
     validatorCompiler: () => validate,
     schema: {
@@ -168,11 +250,25 @@ const consoleRoute: FastifyPluginAsyncTypebox<{ config: Config }> = async (fasti
     }
   }, async (request) => {
     const { operation, params } = request.body
-    // Past the circuit breaker: an operator must see the real upstream, and must not move live traffic's breaker.
-    const exchange = await fastify.upstream.exchange(operation, params, {
-      headers: { ...pickTracingHeaders(request.headers), 'x-request-id': request.id },
-      breaker: false
-    })
+    const audit = audits.get(request)
+    if (audit !== undefined) {
+      audit.operation = operation
+      audit.subject = auditSubject(params.uid_client)
+    }
+    let exchange: Exchange
+    try {
+      // Past the circuit breaker: an operator must see the real upstream, and must not move live traffic's breaker.
+      exchange = await fastify.upstream.exchange(operation, params, {
+        headers: { ...pickTracingHeaders(request.headers), 'x-request-id': request.id },
+        breaker: false,
+        // The redaction and the serializer walk the whole body: bounded in depth first (a deeper one is shown as text).
+        wholeBodyDepth: true
+      })
+    } catch (error) {
+      if (audit !== undefined && isUpstreamError(error)) audit.outcome = error.reason
+      throw error
+    }
+    if (audit !== undefined) audit.outcome = exchange.outcome
     request.log.info({ operation, status: exchange.status, outcome: exchange.outcome, duration_ms: exchange.duration_ms }, 'console exchange')
     return toAnswer(exchange, secrets)
   })

@@ -20,7 +20,7 @@ export const PROFILE_PATH = '/api/users/profile'
 export const CONSOLE_PATH = '/request-console'
 
 export interface DevOptions {
-  /** Read for PORT (default 3000), HOST (default 127.0.0.1) and LOG_LEVEL only. */
+  /** Read for PORT (default 3000), HOST (default 127.0.0.1), LOG_LEVEL and the token claims AUTH_JWT_ISSUER, AUTH_JWT_AUDIENCE and AUTH_JWT_MAX_AGE_S only. */
   env?: Record<string, string | undefined>
   /** Overrides env PORT; 0 picks a free port. */
   port?: number
@@ -121,6 +121,10 @@ export async function startDev ({ env = {}, port, logLevel, log = process.stdout
     HOST: env.HOST ?? '127.0.0.1',
     PORT: port === undefined ? env.PORT : String(port),
     LOG_LEVEL: logLevel ?? env.LOG_LEVEL,
+    // So the claims rules can be tried locally; the tokens below are signed to match.
+    AUTH_JWT_ISSUER: env.AUTH_JWT_ISSUER,
+    AUTH_JWT_AUDIENCE: env.AUTH_JWT_AUDIENCE,
+    AUTH_JWT_MAX_AGE_S: env.AUTH_JWT_MAX_AGE_S,
     // Checked now; replaced below by the sandbox's real address once it listens.
     UPSTREAM_URL: 'http://127.0.0.1',
     PASSPORT_API_KEY: keys.passport,
@@ -146,7 +150,15 @@ export async function startDev ({ env = {}, port, logLevel, log = process.stdout
   const clients: DevClient[] = [
     ...seededClients.map(c => ({ label: c.label, about: describe(c), ...c.identity })),
     { label: 'UNKNOWN', about: 'unknown to the passport: the profile answers 404 CLIENT_NOT_FOUND', ...unknownClient }
-  ].map(c => ({ ...c, token: signToken({ sub: c.uid_client, login: c.login, vendor: c.vendor }, jwtSecret, { ttlSeconds: DEV_TOKEN_TTL_SECONDS }) }))
+  ].map(c => ({
+    ...c,
+    // Never past the service's maximum age, or the printed tokens would die before their exp.
+    token: signToken({ sub: c.uid_client, login: c.login, vendor: c.vendor }, jwtSecret, {
+      ttlSeconds: Math.min(DEV_TOKEN_TTL_SECONDS, config.AUTH_JWT_MAX_AGE_S),
+      ...(config.AUTH_JWT_ISSUER === undefined ? {} : { issuer: config.AUTH_JWT_ISSUER }),
+      ...(config.AUTH_JWT_AUDIENCE === undefined ? {} : { audience: config.AUTH_JWT_AUDIENCE })
+    })
+  }))
 
   const first = clients[0]!
   const consoleBody = JSON.stringify({ operation: 'passport.get_client', params: { vendor: first.vendor, login: first.login, uid_client: first.uid_client } })

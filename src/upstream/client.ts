@@ -3,6 +3,7 @@
 // behind a circuit breaker per operation (resilience.ts).
 import { Agent, type Dispatcher } from 'undici'
 import { compileOperationContracts, type ContractError, type OperationContracts } from './contract.ts'
+import { MAX_DEPTH, passThroughValues, passThroughWithinDepth, withinDepth } from './depth.ts'
 import { isUpstreamError, upstreamError, type FailureReason } from './errors.ts'
 import { startDeadline, type Deadline } from './deadline.ts'
 import { elapsed, headerValue, postFollowingRedirects, type Hop, type WireAnswer, type WireRequest } from './exchange.ts'
@@ -18,6 +19,7 @@ export interface UpstreamClientOptions {
   /** Deadline of one exchange, redirects included. */
   timeoutMs: number
   maxBodyBytes?: number
+  /** Hops allowed (default 1: the upstream's only redirect is to the documented path with a slash). */
   maxRedirects?: number
   /** Keep-alive connections per origin of the owned Agent. */
   connections?: number
@@ -39,6 +41,11 @@ export interface ExchangeEvent {
   duration_ms: number
   hops: number
   contractErrors: ContractError[]
+  /**
+   * Of an `ok` exchange, the parts its schema passes on whole (depth.ts), each with the index of its path
+   * in the contract's `passThrough`: metrics count new key paths in them. Nothing else of the body.
+   */
+  passThrough?: Array<[number, unknown]>
 }
 
 export interface UpstreamObserver {
@@ -59,9 +66,14 @@ export interface CallOptions {
    * incident must see the real upstream, and must not open or close the breaker of live traffic).
    */
   breaker?: boolean
+  /**
+   * true: the whole body is bounded in depth, not only the parts the schema passes through (the console
+   * redacts and shows every part of it, undescribed extra fields included).
+   */
+  wholeBodyDepth?: boolean
 }
 
-export type Outcome = 'ok' | 'not_found' | Extract<FailureReason, 'status' | 'content_type' | 'json' | 'contract'>
+export type Outcome = 'ok' | 'not_found' | Extract<FailureReason, 'status' | 'content_type' | 'json' | 'contract' | 'too_deep'>
 
 /** The whole exchange as the console shows it: every answer that arrived is data here. */
 export interface Exchange {
@@ -81,7 +93,7 @@ export type CallResult<N extends OperationName> =
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i
 
 export function createUpstreamClient (options: UpstreamClientOptions) {
-  const { keys, timeoutMs, maxBodyBytes = 1024 * 1024, maxRedirects = 3, observer } = options
+  const { keys, timeoutMs, maxBodyBytes = 1024 * 1024, maxRedirects = 1, observer } = options
   const contracts = compileOperationContracts()
   const onBreakerChange = observer?.breaker === undefined ? undefined : observer.breaker.bind(observer)
   const breakers = createBreakers({ ...DEFAULT_BREAKER_OPTIONS, ...options.breaker }, onBreakerChange)
@@ -96,6 +108,9 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
   const basePath = base.pathname.replace(/\/+$/, '')
   const documented = Object.fromEntries(Object.entries(operations).map(([name, op]) =>
     [name, new URL(basePath + op.path, base)])) as Record<OperationName, URL>
+  // The one place each operation may be redirected to (upstream-spec.md 4.2 rule 3).
+  const slashed = Object.fromEntries(Object.entries(documented).map(([name, url]) =>
+    [name, new URL(`${url.pathname}/`, url)])) as Record<OperationName, URL>
   // The slash location each operation was redirected to, so later calls take one round trip.
   const learned = new Map<OperationName, URL>()
 
@@ -112,7 +127,7 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
       }
       throw error
     }
-    observer?.exchange?.({ operation: name, outcome: ex.outcome, status: ex.status, duration_ms: ex.duration_ms, hops: ex.redirects.length, contractErrors: ex.contract.errors })
+    observer?.exchange?.({ operation: name, outcome: ex.outcome, status: ex.status, duration_ms: ex.duration_ms, hops: ex.redirects.length, contractErrors: ex.contract.errors, passThrough: ex.outcome === 'ok' ? passThroughValues(ex.body, contracts[name].response.passThrough) : undefined })
     return ex
   }
 
@@ -140,6 +155,7 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
       signal: limit.signal,
       deadline: limit.deadline,
       maxRedirects,
+      redirectTarget: slashed[name],
       maxBodyBytes,
       dispatcher,
       record: { operation: name, status: null, redirects: [], duration_ms: 0 },
@@ -154,7 +170,7 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
       attempt = { ...wire, url: documented[name], stopAtRedirect: false, record: { ...wire.record, redirects: [] } }
       answer = await retryBeforeAnswer(() => postFollowingRedirects(attempt))
     }
-    const result = interpret(name, answer, contracts[name])
+    const result = interpret(name, answer, contracts[name], call.wholeBodyDepth === true)
     if ((result.outcome === 'ok' || result.outcome === 'not_found') && answer.url.href !== documented[name].href) {
       learned.set(name, answer.url)
     }
@@ -192,8 +208,13 @@ function deadlineMs (requested: number | undefined, limit: number): number {
   return Math.max(0, Math.ceil(Math.min(requested, limit)))
 }
 
+/** A body nested too deep is kept as the text received: a string is safe to redact and to show. */
+function tooDeep (text: string): Pick<Exchange, 'contract' | 'body' | 'outcome'> {
+  return { body: text, outcome: 'too_deep', contract: { valid: false, errors: [{ path: '/', message: `nests objects or arrays deeper than ${MAX_DEPTH} levels` }] } }
+}
+
 /** Decides what an answer is: the operation's answer, its documented not-found, or a broken contract. */
-function interpret (name: OperationName, answer: WireAnswer, contract: OperationContracts): Pick<Exchange, 'contract' | 'body' | 'outcome'> {
+function interpret (name: OperationName, answer: WireAnswer, contract: OperationContracts, wholeBodyDepth: boolean): Pick<Exchange, 'contract' | 'body' | 'outcome'> {
   const { status, text } = answer
   const contentType = headerValue(answer.headers['content-type'])
   const expected = status >= 200 && status < 300
@@ -216,6 +237,10 @@ function interpret (name: OperationName, answer: WireAnswer, contract: Operation
     return broken('content_type', `content type ${contentType ?? '(none)'} is not application/json`)
   }
   if (!parsed) return broken('json', 'the body is not valid JSON')
+  // Before anything recurses over it (the console's redaction, serialization). The schema check itself
+  // only descends where the schema does; its error walk too.
+  if (wholeBodyDepth && !withinDepth(body, MAX_DEPTH)) return tooDeep(text)
   if (!expected.check.check(body)) return broken('contract', '', expected.check.errors(body))
+  if (!wholeBodyDepth && !passThroughWithinDepth(body, expected.check.passThrough, MAX_DEPTH)) return tooDeep(text)
   return { body, outcome: expected.outcome, contract: { valid: true, errors: [] } }
 }

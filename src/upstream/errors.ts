@@ -19,6 +19,7 @@ export type FailureReason =
   | 'content_type' // the answer is not JSON
   | 'json' // the answer claims JSON but does not parse
   | 'contract' // the JSON breaks the operation's schema
+  | 'too_deep' // the JSON nests deeper than MAX_DEPTH where it is passed on (upstream/depth.ts)
 
 /** What is known of a failed exchange: always the hops so far, the status when an answer arrived. */
 export interface FailedExchange {
@@ -26,7 +27,7 @@ export interface FailedExchange {
   status: number | null
   redirects: Hop[]
   duration_ms: number
-  /** What was wrong with an answer that arrived (reasons status, content_type, json, contract). */
+  /** What was wrong with an answer that arrived (reasons status, content_type, json, contract, too_deep). */
   contract?: { valid: boolean, errors: ContractError[] }
 }
 
@@ -46,7 +47,8 @@ const byReason: Record<FailureReason, UpstreamErrorCtor> = {
   status: UpstreamBadResponseError,
   content_type: UpstreamBadResponseError,
   json: UpstreamBadResponseError,
-  contract: UpstreamBadResponseError
+  contract: UpstreamBadResponseError,
+  too_deep: UpstreamBadResponseError
 }
 
 export function upstreamError (reason: FailureReason, exchange: FailedExchange, cause?: unknown): UpstreamError {

@@ -1,5 +1,6 @@
-// One upstream exchange on the wire: the POST, the 307/308 hops repeated with the same headers and body
-// (same origin only, so the key never leaves), and the answer read under a size cap. It knows nothing
+// One upstream exchange on the wire: the POST, the 307/308 hop repeated with the same headers and body
+// (only to the documented path plus a trailing slash on the same origin, upstream-spec.md 4.2 rule 3,
+// so the key reaches no other host and no other path), and the answer read under a size cap. It knows nothing
 // of operations' meaning; client.ts does.
 import { errors as undiciErrors, request, type Dispatcher } from 'undici'
 import type { IncomingHttpHeaders } from 'node:http'
@@ -16,6 +17,8 @@ export interface WireRequest {
   /** Aborted by our own deadline rather than by the caller's signal. */
   deadline: AbortSignal
   maxRedirects: number
+  /** The one location a redirect may lead to: the operation's documented URL plus a trailing slash. */
+  redirectTarget: URL
   /** Hand back the first redirect instead of following it (a memoised URL that moved again). */
   stopAtRedirect?: boolean
   maxBodyBytes: number
@@ -55,8 +58,11 @@ export async function postFollowingRedirects (req: WireRequest): Promise<WireAns
         throw fail(req, 'redirect_invalid', cause)
       }
       record.redirects.push({ status: res.statusCode, location })
-      if (next.origin !== req.url.origin) throw fail(req, 'redirect_refused')
+      if (next.origin !== req.redirectTarget.origin) throw fail(req, 'redirect_refused')
       if (record.redirects.length > req.maxRedirects) throw fail(req, 'redirect_loop')
+      // Same origin is not enough: another path (another operation's, with this operation's key and the
+      // client's login in the body) is never sent to.
+      if (next.pathname !== req.redirectTarget.pathname || next.search !== '') throw fail(req, 'redirect_invalid')
       url = next
       continue
     }

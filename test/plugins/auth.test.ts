@@ -163,3 +163,66 @@ t.test('verificationKey picks one algorithm from the key and refuses unusable ke
   t.throws(() => verificationKey({ AUTH_JWT_PUBLIC_KEY: pem(generateKeyPairSync('rsa', { modulusLength: 1024 })) }), /2048 bits/)
   t.throws(() => verificationKey({ AUTH_JWT_PUBLIC_KEY: pem(generateKeyPairSync('ed25519')) }), /RSA .* or P-256/)
 })
+
+t.test('iat is required, and a token older than AUTH_JWT_MAX_AGE_S is refused whatever its exp', async t => {
+  const { app } = await appWithProbe(t, { AUTH_JWT_MAX_AGE_S: '3600' })
+  const noIat = hs256((({ iat, ...rest }) => rest)(claimsFor()))
+  assertRefused(t, await app.inject({ url: PROFILE, headers: bearer(noIat) }), INVALID, noIat)
+  // Issued two hours ago, valid for ten years by its exp: past the one-hour maximum age.
+  const old = hs256(claimsFor(IVANOV, { iat: inSeconds(-7200), exp: inSeconds(10 * 365 * 86_400) }))
+  const res = await app.inject({ url: PROFILE, headers: bearer(old) })
+  assertRefused(t, res, INVALID, old)
+  t.equal(res.json().message, 'The bearer token has expired')
+  const young = hs256(claimsFor(IVANOV, { iat: inSeconds(-1800), exp: inSeconds(10 * 365 * 86_400) }))
+  t.equal((await app.inject({ url: '/test/caller', headers: bearer(young) })).statusCode, 200, 'within the maximum age')
+})
+
+t.test('the maximum age defaults to one day', async t => {
+  const { app, config } = await appWithProbe(t)
+  t.equal(config.AUTH_JWT_MAX_AGE_S, 86_400)
+  const tenYears = hs256(claimsFor(IVANOV, { iat: inSeconds(-86_400 - 60), exp: inSeconds(10 * 365 * 86_400) }))
+  assertRefused(t, await app.inject({ url: PROFILE, headers: bearer(tenYears) }), INVALID, tenYears)
+})
+
+t.test('AUTH_JWT_ISSUER and AUTH_JWT_AUDIENCE: tokens without them or with other values are refused', async t => {
+  const { app } = await appWithProbe(t, { AUTH_JWT_ISSUER: 'https://id.example', AUTH_JWT_AUDIENCE: 'dealer-app' })
+  const good = hs256(claimsFor(IVANOV, { iss: 'https://id.example', aud: 'dealer-app' }))
+  t.equal((await app.inject({ url: '/test/caller', headers: bearer(good) })).statusCode, 200)
+  const inList = hs256(claimsFor(IVANOV, { iss: 'https://id.example', aud: ['other-api', 'dealer-app'] }))
+  t.equal((await app.inject({ url: '/test/caller', headers: bearer(inList) })).statusCode, 200, 'aud as a list that holds ours')
+  const cases: Array<[string, Claims]> = [
+    ['no iss', claimsFor(IVANOV, { aud: 'dealer-app' })],
+    ['no aud', claimsFor(IVANOV, { iss: 'https://id.example' })],
+    ['another issuer', claimsFor(IVANOV, { iss: 'https://other.example', aud: 'dealer-app' })],
+    ['another audience (an ID token of the same issuer)', claimsFor(IVANOV, { iss: 'https://id.example', aud: 'some-client-id' })]
+  ]
+  for (const [name, claims] of cases) {
+    const token = hs256(claims)
+    const res = await app.inject({ url: PROFILE, headers: bearer(token) })
+    t.test(name, async t => assertRefused(t, res, INVALID, token))
+  }
+})
+
+t.test('without AUTH_JWT_ISSUER and AUTH_JWT_AUDIENCE, iss and aud are not checked', async t => {
+  const { app } = await appWithProbe(t)
+  const any = hs256(claimsFor(IVANOV, { iss: 'https://anyone.example', aud: 'anything' }))
+  t.equal((await app.inject({ url: '/test/caller', headers: bearer(any) })).statusCode, 200)
+})
+
+t.test('a token refused for its nbf is accepted as soon as it becomes valid, not a cache lifetime later', async t => {
+  const { app } = await appWithProbe(t)
+  const realNow = Date.now
+  t.teardown(() => { Date.now = realNow })
+  // Valid from 40 s on: refused now (beyond the 30 s tolerance), accepted 11 s later.
+  const token = hs256(claimsFor(IVANOV, { nbf: inSeconds(40) }))
+  assertRefused(t, await app.inject({ url: '/test/caller', headers: bearer(token) }), INVALID, token)
+  const start = realNow()
+  Date.now = () => start + 11_000
+  t.equal((await app.inject({ url: '/test/caller', headers: bearer(token) })).statusCode, 200)
+})
+
+t.test('a forged token stays refused (its refusal may be cached)', async t => {
+  const { app } = await appWithProbe(t)
+  const forged = hs256(claimsFor(), 'another-secret-that-is-at-least-32-characters')
+  for (let i = 0; i < 2; i++) assertRefused(t, await app.inject({ url: PROFILE, headers: bearer(forged) }), INVALID, forged)
+})

@@ -2,7 +2,7 @@
 // each front request and upstream exchange records, and that no label carries anything about a user.
 import t from 'tap'
 import * as fx from '../../schemas/fixtures.ts'
-import { createMetrics, MAX_CONTRACT_PATHS, normalizeContractPath, OTHER_PATH } from '../../src/plugins/metrics.ts'
+import { createDriftTracker, createMetrics, MAX_CONTRACT_PATHS, MAX_PASSTHROUGH_PATHS, normalizeContractPath, OTHER_PATH } from '../../src/plugins/metrics.ts'
 import { operations, operationNames } from '../../src/upstream/operations.ts'
 import { buildTestApp, CONSOLE_KEY, DEALER_KEY, JWT_SECRET, PASSPORT_KEY, type TestApp } from '../helpers/build-app.ts'
 import { JSON_UTF8, slashRedirect } from '../helpers/upstream-mock.ts'
@@ -221,4 +221,34 @@ t.test('breaker state gauge: 0 closed, 1 half-open, 2 open', async t => {
   t.equal(await state(), 1)
   metrics.observer.breaker('dealer.discount', 'closed')
   t.equal(await state(), 0)
+})
+
+t.test('new key paths in pass-through parts are counted once each; documented ones never', async t => {
+  const { app, agent, upstream } = await metricsApp(t)
+  const newDiscount = { ...fx.discountWithBonuses, data: { ...fx.discountWithBonuses.data, tier: { name: 'gold', perks: [{ code: 'x' }] } } }
+  const newContractor = { ...fx.contractorResult, data: { ...fx.contractor, last_dealer: { id: 'D1', city: 'Москва' } } }
+  for (let i = 0; i < 2; i++) {
+    answer(upstream, operations['passport.get_client'].path, 200, fx.passportFound)
+    answer(upstream, operations['dealer.discount'].path, 200, newDiscount)
+    answer(upstream, operations['dealer.client'].path, 200, newContractor)
+    // One after the other: two sets of exchanges, the second adds nothing new.
+    t.equal((await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })).statusCode, 200)
+  }
+  agent.assertNoPendingInterceptors()
+  const { samples } = await scrape(app)
+  // /data/tier, /data/tier/name, /data/tier/perks, /data/tier/perks/*, /data/tier/perks/*/code; balance,
+  // currency, level and expires_at are in the schema's example.
+  t.equal(value(samples, 'bff_upstream_passthrough_new_paths_total', { operation: 'dealer.discount' }), 5)
+  t.equal(value(samples, 'bff_upstream_passthrough_new_paths_total', { operation: 'dealer.client' }), 2, 'last_dealer id and city')
+  t.equal(value(samples, 'bff_upstream_passthrough_new_paths_total', { operation: 'passport.get_client' }), 0, 'the series starts at zero')
+})
+
+t.test('pass-through drift: bounded in remembered paths', async t => {
+  const seen: string[] = []
+  const tracker = createDriftTracker('dealer.discount', path => seen.push(path))
+  tracker.observe([[0, Object.fromEntries(Array.from({ length: MAX_PASSTHROUGH_PATHS + 50 }, (_, i) => [`k${i}`, i]))]])
+  t.equal(seen.length, MAX_PASSTHROUGH_PATHS - 4, 'the cap counts the four documented fields too')
+  t.equal(seen[0], '/data/k0')
+  tracker.observe([[0, { k0: 1, zzz: 2 }]])
+  t.equal(seen.length, MAX_PASSTHROUGH_PATHS - 4, 'nothing past the cap, nothing twice')
 })

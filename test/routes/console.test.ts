@@ -1,12 +1,14 @@
 // POST /request-console (design.md sections 3, 5, 7) against a MockAgent upstream: the exact wire
 // request of each operation, the exchange shown as data whatever the upstream answered, the errors of
 // the console itself, and no key in any answer.
+import { createHash } from 'node:crypto'
 import t from 'tap'
 import type { LightMyRequestResponse } from 'fastify'
 import * as fx from '../../schemas/fixtures.ts'
 import { consoleRequestVariants } from '../../schemas/console.ts'
 import { operationNames, type OperationName } from '../../src/upstream/operations.ts'
-import { buildTestApp, CONSOLE_KEY, DEALER_KEY, PASSPORT_KEY, type TestApp } from '../helpers/build-app.ts'
+import { consoleOperatorCheck } from '../../src/routes/console.ts'
+import { buildTestApp, configProblems, CONSOLE_KEY, DEALER_KEY, PASSPORT_KEY, type TestApp } from '../helpers/build-app.ts'
 import { bearer, hs256 } from '../helpers/tokens.ts'
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0]
@@ -166,6 +168,38 @@ t.test('an upstream error status is data, not a console error', async t => {
     t.equal(res.statusCode, 200, res.body)
     t.same(res.json().body, { success: false, message: 'unknown key [redacted]', '[redacted]': ['[redacted]'] })
   })
+
+  t.test('a key echoed percent- or HTML-encoded is redacted too', async t => {
+    const percentAll = [...PASSPORT_KEY].map(c => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`).join('')
+    const htmlAll = [...PASSPORT_KEY].map(c => `&#${c.charCodeAt(0)};`).join('')
+    const htmlHex = [...DEALER_KEY].map(c => `&#x${c.charCodeAt(0).toString(16)};`).join('')
+    const doubled = percentAll.replaceAll('%', '%25')
+    const echoes = [`https://upstream.example/login?key=${percentAll}`, `<p>key: ${htmlAll}</p>`, htmlHex, doubled]
+    const up = await consoleApp(t)
+    expectCall(up, passport, passport.path, false)
+      .reply(403, { success: false, message: 'bad key', echoes, [percentAll]: 1 }, { headers: JSON_UTF8 })
+    const res = await send(t, up, runOp(passport))
+    t.equal(res.statusCode, 200, res.body)
+    t.same(res.json().body, { success: false, message: 'bad key', echoes: ['[redacted]', '[redacted]', '[redacted]', '[redacted]'], '[redacted]': 1 })
+    for (const echo of [percentAll, htmlAll, htmlHex]) t.notOk(res.body.includes(echo), 'no encoded key in the answer')
+    t.ok(res.body.includes('bad key'), 'the rest is shown')
+  })
+
+  t.test('the content type quoted in a contract message is redacted', async t => {
+    const up = await consoleApp(t)
+    expectCall(up, passport, passport.path, false).reply(200, 'nope', { headers: { 'content-type': `text/plain; key=${PASSPORT_KEY}` } })
+    const res = await send(t, up, runOp(passport))
+    t.equal(res.statusCode, 200, res.body)
+    t.strictSame(res.json().contract.errors, [{ path: '/', message: 'content type text/plain; key=[redacted] is not application/json' }])
+  })
+
+  t.test('percent signs and ampersands without a key are shown as received', async t => {
+    const up = await consoleApp(t)
+    const body = { success: false, message: '100% sure & done: %41 &amp; &#65;' }
+    expectCall(up, passport, passport.path, false).reply(403, body, { headers: JSON_UTF8 })
+    const res = await send(t, up, runOp(passport))
+    t.same(res.json().body, body)
+  })
 })
 
 t.test('an exchange that got no answer is the console\'s own error', async t => {
@@ -274,4 +308,71 @@ t.test('the request union is the registry: one closed variant per operation', as
     t.equal(variant.additionalProperties, false, `${name} accepts no other property`)
     t.equal(variant.properties.params.additionalProperties, false, `${name} params accept no other property`)
   })
+})
+
+const ALICE_KEY = 'alice-console-key-0123456789'
+const BORIS_KEY = 'boris-console-key-9876543210'
+
+/** A console app whose log lines are captured as objects. */
+async function auditedApp (t: Test, env: Record<string, string | undefined>) {
+  const lines: Array<Record<string, unknown>> = []
+  const up = await buildTestApp(t, { LOG_LEVEL: 'info', ...env }, { logger: { level: 'info', stream: { write: (line: string) => { lines.push(JSON.parse(line)) } } } })
+  const audits = () => lines.filter(line => line.audit === 'console')
+  return { up, lines, audits }
+}
+
+t.test('CONSOLE_API_KEYS: one key per operator, each named in one audit line per call', async t => {
+  const { up, lines, audits } = await auditedApp(t, { CONSOLE_API_KEY: undefined, CONSOLE_API_KEYS: `alice:${ALICE_KEY}, boris:${BORIS_KEY}` })
+  expectCall(up, passport, passport.path, false).reply(200, passport.answer, { headers: JSON_UTF8 })
+  expectCall(up, discount, discount.path, false).reply(503, 'down', { headers: HTML })
+
+  t.equal((await send(t, up, runOp(passport), { 'x-console-key': ALICE_KEY })).statusCode, 200)
+  t.equal((await send(t, up, runOp(discount), { 'x-console-key': BORIS_KEY })).statusCode, 200)
+  t.equal((await send(t, up, runOp(discount), { 'x-console-key': CONSOLE_KEY })).statusCode, 401, 'a key of no operator')
+  t.equal((await send(t, up, { operation: 'nope' }, { 'x-console-key': ALICE_KEY })).statusCode, 400)
+
+  const subject = createHash('sha256').update(fx.IVANOV.uid_client.toUpperCase()).digest('hex').slice(0, 32)
+  t.match(audits(), [
+    { operator: 'alice', operation: passport.name, outcome: 'ok', status_code: 200, subject, level: 30 },
+    { operator: 'boris', operation: discount.name, outcome: 'status', status_code: 200, subject },
+    { operator: null, operation: null, outcome: 'http_401', status_code: 401, subject: null },
+    { operator: 'alice', operation: null, outcome: 'http_400', status_code: 400, subject: null }
+  ])
+  t.equal(audits().length, 4, 'one line per call')
+  const logged = JSON.stringify(lines)
+  for (const personal of [fx.IVANOV.login, fx.IVANOV.uid_client, fx.IVANOV.uid_client.toLowerCase(), ALICE_KEY, BORIS_KEY]) {
+    t.notOk(logged.includes(personal), 'no login, client id or key in any log line')
+  }
+})
+
+t.test('the single CONSOLE_API_KEY is still accepted, as the operator "console", beside CONSOLE_API_KEYS', async t => {
+  const { up, audits } = await auditedApp(t, { CONSOLE_API_KEYS: `alice:${ALICE_KEY}` })
+  expectCall(up, discount, discount.path, false).reply(200, discount.answer, { headers: JSON_UTF8 }).times(2)
+  t.equal((await send(t, up, runOp(discount))).statusCode, 200)
+  t.equal((await send(t, up, runOp(discount), { 'x-console-key': ALICE_KEY })).statusCode, 200)
+  t.strictSame(audits().map(line => line.operator), ['console', 'alice'])
+})
+
+t.test('an upstream failure is audited with its reason', async t => {
+  const { up, audits } = await auditedApp(t, {})
+  expectCall(up, passport, passport.path, false).reply(307, '', { headers: { location: 'http://elsewhere.test/bc_passport/get_client/' } })
+  t.equal((await send(t, up, runOp(passport))).statusCode, 502)
+  t.match(audits(), [{ operator: 'console', operation: passport.name, outcome: 'redirect_refused', status_code: 502 }])
+})
+
+t.test('consoleOperatorCheck finds the operator of a key and nobody for anything else', async t => {
+  const operatorOf = consoleOperatorCheck(new Map([['alice', ALICE_KEY], ['boris', BORIS_KEY]]))
+  t.equal(operatorOf(ALICE_KEY), 'alice')
+  t.equal(operatorOf(BORIS_KEY), 'boris')
+  for (const other of [undefined, '', ALICE_KEY.slice(0, -1), `${ALICE_KEY} `, ['x'], 42]) t.equal(operatorOf(other), undefined)
+})
+
+t.test('config: CONSOLE_API_KEYS pairs are checked, names and keys unique', async t => {
+  t.strictSame(configProblems({ CONSOLE_API_KEYS: `alice:${ALICE_KEY},boris:${BORIS_KEY}` }), [])
+  for (const value of ['alice', 'alice:short', `:${ALICE_KEY}`, `al ice:${ALICE_KEY}`, `alice:${ALICE_KEY},`, `alice:${ALICE_KEY} boris:${BORIS_KEY}`]) {
+    t.strictSame(configProblems({ CONSOLE_API_KEYS: value }), ['CONSOLE_API_KEYS has an invalid value'], value)
+  }
+  t.match(configProblems({ CONSOLE_API_KEYS: `alice:${ALICE_KEY},alice:${BORIS_KEY}` }), [/names an operator twice/])
+  t.match(configProblems({ CONSOLE_API_KEYS: `console:${ALICE_KEY}` }), [/names an operator twice/], 'console is CONSOLE_API_KEY\'s operator')
+  t.match(configProblems({ CONSOLE_API_KEYS: `alice:${ALICE_KEY},boris:${ALICE_KEY}` }), [/the same key/])
 })

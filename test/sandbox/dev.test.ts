@@ -75,6 +75,21 @@ async function curl (line: string): Promise<{ status: number, body: any }> {
   return { status: res.status, body: await res.json() }
 }
 
+t.test('with AUTH_JWT_ISSUER and AUTH_JWT_AUDIENCE set, the printed tokens carry them and are accepted', async t => {
+  const run = await startDev({
+    env: { PORT: '0', LOG_LEVEL: 'silent', AUTH_JWT_ISSUER: 'https://id.example', AUTH_JWT_AUDIENCE: 'dealer-app', AUTH_JWT_MAX_AGE_S: '3600' },
+    log: { write: () => {} }
+  })
+  t.teardown(() => run.close())
+  const token = run.clients[0]!.token
+  const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString())
+  t.match(claims, { iss: 'https://id.example', aud: 'dealer-app' })
+  t.equal(claims.exp - claims.iat, 3600, 'never longer than the maximum age')
+  const res = await fetch(`${run.url}/api/users/profile`, { headers: { authorization: `Bearer ${token}` } })
+  t.equal(res.status, 200)
+  await res.body?.cancel()
+})
+
 t.test('in-process: the printed curl lines, run as written, answer the seeded profile and the console', async t => {
   let logs = ''
   const run = await startDev({ env: { ...OPERATOR_ENV, PORT: '0' }, log: { write: (text: string) => { logs += text } } })

@@ -57,6 +57,31 @@ t.test('mints a token the service accepts for the client it names', async t => {
   t.equal(refused.statusCode, 401, 'a token signed with another secret is refused')
 })
 
+t.test('signs iss and aud when AUTH_JWT_ISSUER and AUTH_JWT_AUDIENCE are set, and the service configured so accepts it', async t => {
+  const cwd = await emptyDir(t)
+  const claimsEnv = { AUTH_JWT_ISSUER: 'https://id.example', AUTH_JWT_AUDIENCE: 'dealer-app' }
+  const result = runTokenCli(GOOD, { env: { AUTH_JWT_SECRET: SECRET, ...claimsEnv }, cwd })
+  t.equal(result.code, 0, result.stderr)
+  const token = result.stdout.trim()
+  t.match(claimsOf(token), { iss: 'https://id.example', aud: 'dealer-app' })
+  t.notOk('iss' in claimsOf(runTokenCli(GOOD, { env: { AUTH_JWT_SECRET: SECRET }, cwd }).stdout.trim()), 'no iss when unset')
+
+  const config = loadConfig({ UPSTREAM_URL: 'http://127.0.0.1:9', PASSPORT_API_KEY: 'p', DEALER_API_KEY: 'd', AUTH_JWT_SECRET: SECRET, LOG_LEVEL: 'silent', ...claimsEnv })
+  const app = await buildApp(config)
+  t.teardown(() => app.close())
+  app.get('/test/caller', { onRequest: app.authenticate }, async (request) => request.caller)
+  t.equal((await app.inject({ url: '/test/caller', headers: { authorization: `Bearer ${token}` } })).statusCode, 200)
+})
+
+t.test('refuses a --ttl longer than AUTH_JWT_MAX_AGE_S (one day by default)', async t => {
+  const cwd = await emptyDir(t)
+  const tooLong = runTokenCli([...GOOD, '--ttl', '2d'], { env: { AUTH_JWT_SECRET: SECRET }, cwd })
+  t.equal(tooLong.code, 1)
+  t.match(tooLong.stderr, /--ttl is longer than AUTH_JWT_MAX_AGE_S \(86400s\)/)
+  t.equal(runTokenCli([...GOOD, '--ttl', '2d'], { env: { AUTH_JWT_SECRET: SECRET, AUTH_JWT_MAX_AGE_S: '172800' }, cwd }).code, 0)
+  t.equal(runTokenCli([...GOOD, '--ttl', '2h'], { env: { AUTH_JWT_SECRET: SECRET, AUTH_JWT_MAX_AGE_S: '3600' }, cwd }).code, 1)
+})
+
 t.test('defaults to a one-hour token', async t => {
   const result = runTokenCli(GOOD, { env: { AUTH_JWT_SECRET: SECRET }, cwd: await emptyDir(t) })
   const claims = claimsOf(result.stdout.trim())
