@@ -34,6 +34,7 @@ export const ConfigSchema = Type.Object({
   RATE_LIMIT_CONSOLE_PER_MINUTE: PerMinute(30, 'Console requests per caller address per minute.'),
   RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: PerMinute(30, 'Refused credentials (401) per caller address per minute; past it, the address gets 429 before any token or key is checked.'),
   TRUST_PROXY: Type.Optional(Type.String({ description: 'Balancers whose X-Forwarded-For is believed: `true` (every peer) or a comma list of addresses, CIDRs or loopback/linklocal/uniquelocal; unset, the peer address is the client.' })),
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'Redis shared by every instance for the rate-limit counters (redis:// or rediss://); unset, each instance counts in memory.' })),
   CORS_ORIGINS: Type.Optional(Type.String({ pattern: '^https?://[^/\\s,]+(\\s*,\\s*https?://[^/\\s,]+)*$', description: 'Comma list of exact browser origins (scheme://host[:port]) allowed by CORS; unset, CORS is off.' })),
   SERVER_HEADERS_TIMEOUT_MS: Millis(10_000, 'Time a client has to send the request headers.'),
   SERVER_REQUEST_TIMEOUT_MS: Millis(15_000, 'Time a client has to send the whole request, body included (not the time to answer it).'),
@@ -45,6 +46,9 @@ export const ConfigSchema = Type.Object({
   UNDER_PRESSURE_MAX_HEAP_USED_MB: Type.Integer({ minimum: 0, maximum: 1024 * 1024, default: 0, description: 'Heap used (MiB) above which requests are shed with 503; 0 is off.' }),
   UNDER_PRESSURE_MAX_RSS_MB: Type.Integer({ minimum: 0, maximum: 1024 * 1024, default: 0, description: 'Resident set size (MiB) above which requests are shed with 503; 0 is off.' }),
   UNDER_PRESSURE_SAMPLE_INTERVAL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 1000, description: 'How often event loop delay and memory are sampled for load shedding.' }),
+  REDIS_KEY_PREFIX: Type.String({ pattern: '^[A-Za-z0-9:_.-]{1,64}$', default: 'dealer-bff:rl:', description: 'Prefix of every rate-limit key in Redis (letters, digits, `:_.-`), so several services can share one Redis.' }),
+  REDIS_TIMEOUT_MS: Type.Integer({ minimum: 10, maximum: 5000, default: 100, description: 'Longest wait for one Redis command; past it the limit fails open and the request is served.' }),
+  REDIS_CONNECT_TIMEOUT_MS: Millis(1000, 'Longest wait for a connection to Redis before retrying in the background (requests never wait for it).'),
   LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info', description: 'pino log level.' })
 })
 

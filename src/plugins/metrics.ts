@@ -10,6 +10,7 @@ import { UnauthorizedError } from '../errors.ts'
 import { consoleKeyCheck } from '../routes/console.ts'
 import type { BreakerState, ExchangeEvent, UpstreamObserver } from '../upstream/client.ts'
 import { operationNames, type OperationName } from '../upstream/operations.ts'
+import { redisMetrics } from './redis.ts'
 
 export const METRICS_PATH = '/metrics'
 
@@ -180,6 +181,7 @@ export default fp<{ config: Pick<Config, 'METRICS_API_KEY'> }>(async function me
   }
   const metrics = createMetrics()
   fastify.decorate('metrics', metrics)
+  if (fastify.hasDecorator('redis') && fastify.redis !== null) redisMetrics(metrics.registry, fastify.redis)
   fastify.addHook('onResponse', function recordResponse (request, reply, done) {
     metrics.recordResponse(request, reply)
     done()

@@ -1,4 +1,5 @@
-// Rate limits, per route and per minute (in memory: one instance; several need a shared store):
+// Rate limits, per route and per minute, counted in memory (one instance) or, with REDIS_URL, in the
+// Redis every instance shares (rate-limit-store.ts; fails open while Redis is down):
 // - the profile per client, keyed by the verified token's `sub`, counted after authentication;
 // - the console per client address;
 // - refused credentials (401) per client address, on every route that opts in with `authFailureLimit`:
@@ -6,12 +7,14 @@
 //   nothing more, not even whether a token it then tries is valid. A valid token from that address is
 //   refused too until the window ends: the price of not being an oracle, bounded to one minute.
 // Every refusal is 429 RATE_LIMITED in our error body with Retry-After and the x-ratelimit-* headers.
+import { createHash } from 'node:crypto'
 import fp from 'fastify-plugin'
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyError, FastifyReply, FastifyRequest, onErrorAsyncHookHandler, onRequestAsyncHookHandler, RouteOptions } from 'fastify'
 import type { Config } from '../config.ts'
 import { RateLimitedError } from '../errors.ts'
 import { callerOf } from './auth.ts'
+import { sharedStore } from './rate-limit-store.ts'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -40,14 +43,26 @@ export function retryIn (seconds: number): string {
   return `${seconds} second${seconds === 1 ? '' : 's'}`
 }
 
+/**
+ * A client's id as it appears in a shared store's key: a digest (sha256, 128 bits in base64url), so Redis
+ * holds no personal data, yet one client is one key.
+ */
+export function clientDigest (sub: string): string {
+  return createHash('sha256').update(sub).digest('base64url').slice(0, 22)
+}
+
 /** The profile's route config: per client (token `sub`), after `fastify.authenticate` has set the caller. */
-export function profileRateLimit (config: Pick<Config, 'RATE_LIMIT_PROFILE_PER_MINUTE'>) {
+export function profileRateLimit (config: Pick<Config, 'RATE_LIMIT_PROFILE_PER_MINUTE' | 'REDIS_URL'>) {
+  // In memory the id itself is the key (no hashing on the hot path); in Redis, its digest.
+  const keyGenerator = config.REDIS_URL === undefined
+    ? (request: FastifyRequest) => `client:${callerOf(request).uid_client}`
+    : (request: FastifyRequest) => `client:${clientDigest(callerOf(request).uid_client)}`
   return {
     rateLimit: {
       max: config.RATE_LIMIT_PROFILE_PER_MINUTE,
       timeWindow: WINDOW_MS,
       hook: 'preHandler' as const,
-      keyGenerator: (request: FastifyRequest) => `client:${callerOf(request).uid_client}`
+      keyGenerator
     },
     authFailureLimit: true
   }
@@ -70,6 +85,8 @@ function addRouteHook<H> (existing: H | H[] | undefined, hook: H, position: 'fir
 export default fp<{ config: Config }>(async function rateLimits (fastify, { config }) {
   await fastify.register(rateLimit, {
     global: false,
+    // Shared by every instance when Redis is configured; a failing Redis serves the request (fail open).
+    ...(fastify.redis === null ? {} : { store: sharedStore(fastify.redis, config.REDIS_KEY_PREFIX), skipOnError: true }),
     errorResponseBuilder: (request, context) => {
       request.log.warn({ limit: request.routeOptions.url, max: context.max }, 'rate limit reached')
       return new RateLimitedError(retryIn(Math.ceil(context.ttl / 1000)))
@@ -101,4 +118,4 @@ export default fp<{ config: Config }>(async function rateLimits (fastify, { conf
     route.onRequest = addRouteHook(route.onRequest, refuseRepeatedFailures, 'first')
     route.onError = addRouteHook(route.onError, countFailure, 'last')
   })
-}, { name: 'rate-limit' })
+}, { name: 'rate-limit', dependencies: ['redis'] })
