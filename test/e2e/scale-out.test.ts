@@ -3,7 +3,8 @@
 // killed mid-run or late at start-up, every request is still served; once back, the limits hold again).
 import t, { type Test } from 'tap'
 import { Redis } from 'ioredis'
-import { buildApp } from '../../src/app.ts'
+import { Writable } from 'node:stream'
+import { buildApp, type AppOverrides } from '../../src/app.ts'
 import { signToken } from '../../src/auth/sign.ts'
 import { clientDigest } from '../../src/plugins/rate-limit.ts'
 import { startSandboxUpstream } from '../../src/sandbox/upstream.ts'
@@ -29,14 +30,14 @@ async function sandbox (t: Test): Promise<string> {
 }
 
 /** An instance on port 0 sharing `redis`; its origin. */
-async function instance (t: Test, upstreamUrl: string, redis: RedisServer): Promise<string> {
+async function instance (t: Test, upstreamUrl: string, redis: RedisServer, overrides: AppOverrides = {}): Promise<string> {
   const app = await buildApp(testConfig({
     UPSTREAM_URL: upstreamUrl,
     REDIS_URL: redis.url,
     RATE_LIMIT_PROFILE_PER_MINUTE: String(LIMIT),
     RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: String(AUTH_LIMIT),
     METRICS_API_KEY: METRICS_KEY
-  }))
+  }), overrides)
   t.teardown(() => app.close())
   return await app.listen({ host: '127.0.0.1', port: 0 })
 }
@@ -133,5 +134,30 @@ if (binaries !== undefined) {
     await redis.start()
     await eventually(async () => (await redisState(bases[0]!)) === 'up' && (await redisState(bases[1]!)) === 'up', 'both instances connect')
     await assertSharedLimit(t, bases, IVANOV)
+  })
+
+  t.test('Redis that hangs: requests served after one command timeout each, state changes logged once', async t => {
+    const redis = await startRedis(t, redisBinary)
+    const upstream = await sandbox(t)
+    const logs: Array<{ msg: string }> = []
+    const stream = new Writable({ write (chunk: Buffer, _encoding, done) { logs.push(JSON.parse(chunk.toString())); done() } })
+    const base = await instance(t, upstream, redis, { logger: { level: 'info', stream } })
+    t.equal((await get(`${base}${PROFILE}`, IVANOV)).status, 200)
+
+    redis.pause()
+    t.teardown(() => redis.resume())
+    const during = await alternate([base], IVANOV, LIMIT + 2)
+    t.same(during.map(a => a.status), Array(LIMIT + 2).fill(200), 'limits fail open while Redis does not answer')
+    t.equal(await redisState(base), 'down')
+
+    redis.resume()
+    await eventually(async () => (await get(`${base}${PROFILE}`, PETROVA)).headers['x-ratelimit-remaining'] !== String(LIMIT),
+      'a probe reaches Redis again and the limits count')
+    const changes = logs.filter(line => /^Redis /.test(line.msg)).map(line => line.msg)
+    t.same(changes, [
+      'Redis connected: rate limits are shared',
+      'Redis unreachable: rate limits fail open until it answers again',
+      'Redis answers again: rate limits are shared'
+    ], 'one line per state change, none per request')
   })
 }

@@ -99,6 +99,9 @@ export interface RedisServer {
   kill (): Promise<void>
   /** Starts it again on the same port, empty. */
   start (): Promise<void>
+  /** SIGSTOP / SIGCONT: connections stay open, commands go unanswered, as with a Redis that hangs. */
+  pause (): void
+  resume (): void
 }
 
 /** redis-server on `port` (a free one by default), nothing saved to disk. Not started when `started` is false. */
@@ -117,7 +120,9 @@ export async function startRedis (t: Test, binary: string, { port, started = tru
       await server.kill()
       current = run(binary, ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--loglevel', 'warning'])
       await accepting(chosen, current.child, current.stderr)
-    }
+    },
+    pause () { current?.child.kill('SIGSTOP') },
+    resume () { current?.child.kill('SIGCONT') }
   }
   t.teardown(async () => {
     await server.kill()
