@@ -97,7 +97,9 @@ export function connectRedis (url: string, config: RedisConfig, log: StateLog): 
     },
     failed (error) {
       failures++
-      goDown(error)
+      // Before the first connection commands fail at once by design; the connection's own events say
+      // whether Redis is reachable.
+      if (state !== 'connecting') goDown(error)
     },
     succeeded () {
       if (state !== 'up') goUp()
