@@ -9,12 +9,13 @@ import { signToken } from '../../src/auth/sign.ts'
 import { clientDigest } from '../../src/plugins/rate-limit.ts'
 import { startSandboxUpstream } from '../../src/sandbox/upstream.ts'
 import { ivanov, petrova } from '../../src/sandbox/seed.ts'
-import { configProblems, DEALER_KEY, JWT_SECRET, PASSPORT_KEY, testConfig } from '../helpers/build-app.ts'
+import { configProblems, CONSOLE_KEY, DEALER_KEY, JWT_SECRET, PASSPORT_KEY, testConfig } from '../helpers/build-app.ts'
 import { hs256 } from '../helpers/tokens.ts'
 import { eventually, get, requireBinaries, startRedis, type Answer, type RedisServer } from '../helpers/real-servers.ts'
 
 const LIMIT = 5
 const AUTH_LIMIT = 3
+const CONSOLE_LIMIT = 2
 const METRICS_KEY = 'metrics-key-for-scale-out-tests'
 const PROFILE = '/api/users/profile'
 
@@ -36,6 +37,7 @@ async function instance (t: Test, upstreamUrl: string, redis: RedisServer, overr
     REDIS_URL: redis.url,
     RATE_LIMIT_PROFILE_PER_MINUTE: String(LIMIT),
     RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: String(AUTH_LIMIT),
+    RATE_LIMIT_CONSOLE_PER_MINUTE: String(CONSOLE_LIMIT),
     METRICS_API_KEY: METRICS_KEY
   }), overrides)
   t.teardown(() => app.close())
@@ -71,7 +73,7 @@ if (binaries !== undefined) {
     t.match(configProblems({ REDIS_TIMEOUT_MS: '0' }), [/^REDIS_TIMEOUT_MS /])
   })
 
-  t.test('two instances on one Redis: one limit per client, another client unaffected, keys hashed with a TTL', async t => {
+  t.test('two instances on one Redis: one limit per client and per address, another client unaffected, keys hashed with a TTL', async t => {
     const redis = await startRedis(t, redisBinary)
     const upstream = await sandbox(t)
     const bases = [await instance(t, upstream, redis), await instance(t, upstream, redis)]
@@ -86,13 +88,27 @@ if (binaries !== undefined) {
     const failures = await alternate(bases, bad, AUTH_LIMIT + 1)
     t.same(failures.map(a => a.status), [...Array(AUTH_LIMIT).fill(401), 429], 'refused credentials add up across instances')
 
+    // The console, per address: one budget across instances too.
+    const consoleStatuses: number[] = []
+    for (let i = 0; i <= CONSOLE_LIMIT; i++) {
+      const res = await fetch(`${bases[i % 2]!}/request-console`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-console-key': CONSOLE_KEY },
+        body: JSON.stringify({ operation: 'dealer.discount', params: { uid_client: ivanov.identity.uid_client } })
+      })
+      consoleStatuses.push(res.status)
+      await res.arrayBuffer()
+    }
+    t.same(consoleStatuses, [...Array(CONSOLE_LIMIT).fill(200), 429], 'console calls add up across instances')
+
     const client = new Redis(redis.url)
     t.teardown(() => client.quit())
     const keys = (await client.keys('*')).sort()
     t.same(keys, [
       `dealer-bff:rl:${PROFILE}:client:${clientDigest(ivanov.identity.uid_client)}`,
       `dealer-bff:rl:${PROFILE}:client:${clientDigest(petrova.identity.uid_client)}`,
-      'dealer-bff:rl:auth-failures:127.0.0.1'
+      'dealer-bff:rl:auth-failures:127.0.0.1',
+      'dealer-bff:rl:/request-console:127.0.0.1'
     ].sort(), 'one key per limit and client, under the prefix, the client id hashed')
     for (const key of keys) {
       const ttl = await client.pttl(key)
