@@ -10,7 +10,8 @@ import { Counter, Gauge, type Registry } from 'prom-client'
 import type { Config } from '../config.ts'
 
 /** `connecting` until the first connection, `up` while it answers, `down` while unreachable or slow. */
-export type RedisState = 'connecting' | 'up' | 'down'
+export const REDIS_STATES = ['connecting', 'up', 'down'] as const
+export type RedisState = typeof REDIS_STATES[number]
 
 export interface SharedRedis {
   readonly client: Redis

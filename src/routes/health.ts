@@ -4,12 +4,13 @@ import fp from 'fastify-plugin'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ServiceUnavailableError } from '../errors.ts'
 import { errorResponse } from '../plugins/docs.ts'
+import { REDIS_STATES } from '../plugins/redis.ts'
 import { ref } from '../plugins/shared-schemas.ts'
 
 const Live = Type.Object({ status: Type.Literal('ok') }, { $id: 'HealthLive', description: 'The process is up.' })
 const Ready = Type.Object({
   status: Type.Literal('ready'),
-  redis: Type.Optional(Type.Union([Type.Literal('connecting'), Type.Literal('up'), Type.Literal('down')], {
+  redis: Type.Optional(Type.Enum(REDIS_STATES, {
     description: 'The shared Redis of the rate limits, when REDIS_URL is set: `up`, `down` (limits fail open), or `connecting` (not reached yet). Informative only: readiness never fails on it.'
   }))
 }, { $id: 'HealthReady', description: 'Configured and able to serve.' })
