@@ -48,7 +48,7 @@ export const ConfigSchema = Type.Object({
   UNDER_PRESSURE_SAMPLE_INTERVAL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 1000, description: 'How often event loop delay and memory are sampled for load shedding.' }),
   REDIS_KEY_PREFIX: Type.String({ pattern: '^[A-Za-z0-9:_.-]{1,64}$', default: 'dealer-bff:rl:', description: 'Prefix of every rate-limit key in Redis (letters, digits, `:_.-`), so several services can share one Redis.' }),
   REDIS_TIMEOUT_MS: Type.Integer({ minimum: 10, maximum: 5000, default: 100, description: 'Longest wait for one Redis command; past it the limit fails open and the request is served.' }),
-  REDIS_CONNECT_TIMEOUT_MS: Millis(1000, 'Longest wait for a connection to Redis before retrying in the background (requests never wait for it).'),
+  REDIS_CONNECT_TIMEOUT_MS: Millis(1000, 'Longest wait for a connection to Redis, at start-up too, before retrying in the background (requests never wait for it).'),
   LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info', description: 'pino log level.' })
 })
 

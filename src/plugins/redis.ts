@@ -4,6 +4,7 @@
 // (the service starts without Redis and uses it once it answers), and a Redis that hangs is bypassed
 // after its first timeout, probed once a second. The limits fail open on every failure (the store passes
 // errors to @fastify/rate-limit with skipOnError); state changes are logged once, failures counted.
+import { once } from 'node:events'
 import fp from 'fastify-plugin'
 import { Redis } from 'ioredis'
 import { Counter, Gauge, type Registry } from 'prom-client'
@@ -108,6 +109,12 @@ export function connectRedis (url: string, config: RedisConfig, log: StateLog): 
   }
 }
 
+/** Resolves once the client is ready, fails to connect, or `ms` have passed: whichever comes first. */
+async function firstConnection (client: Redis, ms: number): Promise<void> {
+  // once() rejects on an 'error' event or the timeout: either way, Redis is not there yet.
+  await once(client, 'ready', { signal: AbortSignal.timeout(ms) }).catch(() => {})
+}
+
 /** Redis's gauges for /metrics, read when scraped. */
 export function redisMetrics (registry: Registry, redis: SharedRedis): void {
   const registers = [registry]
@@ -137,6 +144,9 @@ export default fp<{ config: Config }>(async function redisPlugin (fastify, { con
   }
   const redis = connectRedis(config.REDIS_URL, config, fastify.log)
   fastify.decorate('redis', redis)
+  // The first requests count too: start-up waits for the first connection, unless it fails or takes
+  // longer than a connection attempt may (then Redis is down, and the service starts without it).
+  await firstConnection(redis.client, config.REDIS_CONNECT_TIMEOUT_MS)
   // After every request has finished (onClose), so no count is lost on the way out.
   fastify.addHook('onClose', async () => {
     if (redis.client.status === 'ready') {

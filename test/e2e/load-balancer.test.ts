@@ -41,6 +41,10 @@ async function cluster (t: Test, binaries: { 'redis-server': string, nginx: stri
     LOG_LEVEL: 'info'
   }
   const instances = await Promise.all([startServerProcess(t, env), startServerProcess(t, env)])
+  for (const instance of instances) {
+    const ready = JSON.parse((await get(`${instance.url}/health/ready`)).body) as { redis?: string }
+    t.equal(ready.redis, 'up', 'connected to Redis before it listens: the first requests count')
+  }
   const { url } = await startNginx(t, binaries.nginx, instances.map(instance => new URL(instance.url).host))
   return { nginx: url, instances }
 }
