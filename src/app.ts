@@ -13,6 +13,7 @@ import errors from './plugins/errors.ts'
 import loadShedding from './plugins/load-shedding.ts'
 import metrics from './plugins/metrics.ts'
 import rateLimits from './plugins/rate-limit.ts'
+import redis from './plugins/redis.ts'
 import requestIdPlugin, { requestId } from './plugins/request-id.ts'
 import security, { frontServerOptions } from './plugins/security.ts'
 import sharedSchemas from './plugins/shared-schemas.ts'
@@ -55,6 +56,8 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
   // Headers first, so that shed and rate-limited answers carry them too; both before any route.
   await fastify.register(security, { config })
   await fastify.register(loadShedding, { config })
+  // The shared Redis (REDIS_URL) before the limits that count in it.
+  await fastify.register(redis, { config })
   await fastify.register(rateLimits, { config })
   await fastify.register(sharedSchemas, { roots: [...profileSchemas, ...consoleSchemas, ...healthSchemas] })
   await fastify.register(docs, { config })

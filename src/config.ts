@@ -56,6 +56,9 @@ export const ConfigSchema = Type.Object({
   UNDER_PRESSURE_MAX_HEAP_USED_MB: Type.Integer({ minimum: 0, maximum: 1024 * 1024, default: 0, description: 'Heap used (MiB) above which requests are shed with 503; 0 is off.' }),
   UNDER_PRESSURE_MAX_RSS_MB: Type.Integer({ minimum: 0, maximum: 1024 * 1024, default: 0, description: 'Resident set size (MiB) above which requests are shed with 503; 0 is off.' }),
   UNDER_PRESSURE_SAMPLE_INTERVAL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 1000, description: 'How often event loop delay and memory are sampled for load shedding.' }),
+  REDIS_KEY_PREFIX: Type.String({ pattern: '^[A-Za-z0-9:_.-]{1,64}$', default: 'dealer-bff:rl:', description: 'Prefix of every rate-limit key in Redis (letters, digits, `:_.-`), so several services can share one Redis.' }),
+  REDIS_TIMEOUT_MS: Type.Integer({ minimum: 10, maximum: 5000, default: 100, description: 'Longest wait for one Redis command; past it the limit fails open and the request is served.' }),
+  REDIS_CONNECT_TIMEOUT_MS: Millis(1000, 'Longest wait for a connection to Redis, at start-up too, before retrying in the background (requests never wait for it).'),
   LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info', description: 'pino log level.' })
 })
 

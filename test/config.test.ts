@@ -60,6 +60,9 @@ t.test('defaults fill what is left out, numbers are numbers', async t => {
     UNDER_PRESSURE_MAX_HEAP_USED_MB: 0,
     UNDER_PRESSURE_MAX_RSS_MB: 0,
     UNDER_PRESSURE_SAMPLE_INTERVAL_MS: 1000,
+    REDIS_KEY_PREFIX: 'dealer-bff:rl:',
+    REDIS_TIMEOUT_MS: 100,
+    REDIS_CONNECT_TIMEOUT_MS: 1000,
     LOG_LEVEL: 'info'
   }, 'unrelated variables such as PATH are not part of the config')
   t.notOk('CONSOLE_API_KEY' in config, 'the console stays closed unless its key is set')

@@ -11,6 +11,7 @@ import { consoleKeyCheck } from '../routes/console.ts'
 import type { BreakerState, ExchangeEvent, UpstreamObserver } from '../upstream/client.ts'
 import { passThroughPaths, passThroughValues, type SchemaPath } from '../upstream/depth.ts'
 import { operationNames, operations, type OperationName } from '../upstream/operations.ts'
+import { redisMetrics } from './redis.ts'
 
 export const METRICS_PATH = '/metrics'
 
@@ -244,6 +245,7 @@ export default fp<{ config: Pick<Config, 'METRICS_API_KEY'> }>(async function me
   }
   const metrics = createMetrics()
   fastify.decorate('metrics', metrics)
+  if (fastify.hasDecorator('redis') && fastify.redis !== null) redisMetrics(metrics.registry, fastify.redis)
   fastify.addHook('onResponse', function recordResponse (request, reply, done) {
     metrics.recordResponse(request, reply)
     done()

@@ -1,4 +1,5 @@
-// Rate limits, per route and per minute (in memory: one instance; several need a shared store):
+// Rate limits, per route and per minute, counted in memory (one instance) or, with REDIS_URL, in the
+// Redis every instance shares (rate-limit-store.ts; fails open while Redis is down):
 // - the profile per client, keyed by the verified token's `sub`, counted after authentication;
 // - the console per client address;
 // - refused credentials (a bad or missing token, console key or metrics key) per client address:
@@ -7,12 +8,14 @@
 //   callers sharing an address (a balancer without TRUST_PROXY, carrier NAT). Nobody guesses an HS256,
 //   RS256 or ES256 signature or a 16+ character key, so verifying first costs no security.
 // Every refusal is 429 RATE_LIMITED in our error body with Retry-After and the x-ratelimit-* headers.
+import { createHash } from 'node:crypto'
 import fp from 'fastify-plugin'
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.ts'
 import { RateLimitedError } from '../errors.ts'
 import { callerOf } from './auth.ts'
+import { sharedStore } from './rate-limit-store.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -44,14 +47,26 @@ export function retryIn (seconds: number): string {
   return `${seconds} second${seconds === 1 ? '' : 's'}`
 }
 
+/**
+ * A client's id as it appears in a shared store's key: a digest (sha256, 128 bits in base64url), so Redis
+ * holds no personal data, yet one client is one key.
+ */
+export function clientDigest (sub: string): string {
+  return createHash('sha256').update(sub).digest('base64url').slice(0, 22)
+}
+
 /** The profile's route config: per client (token `sub`), after `fastify.authenticate` has set the caller. */
-export function profileRateLimit (config: Pick<Config, 'RATE_LIMIT_PROFILE_PER_MINUTE'>) {
+export function profileRateLimit (config: Pick<Config, 'RATE_LIMIT_PROFILE_PER_MINUTE' | 'REDIS_URL'>) {
+  // In memory the id itself is the key (no hashing on the hot path); in Redis, its digest.
+  const keyGenerator = config.REDIS_URL === undefined
+    ? (request: FastifyRequest) => `client:${callerOf(request).uid_client}`
+    : (request: FastifyRequest) => `client:${clientDigest(callerOf(request).uid_client)}`
   return {
     rateLimit: {
       max: config.RATE_LIMIT_PROFILE_PER_MINUTE,
       timeWindow: WINDOW_MS,
       hook: 'preHandler' as const,
-      keyGenerator: (request: FastifyRequest) => `client:${callerOf(request).uid_client}`
+      keyGenerator
     }
   }
 }
@@ -66,6 +81,8 @@ export function consoleRateLimit (config: Pick<Config, 'RATE_LIMIT_CONSOLE_PER_M
 export default fp<{ config: Config }>(async function rateLimits (fastify, { config }) {
   await fastify.register(rateLimit, {
     global: false,
+    // Shared by every instance when Redis is configured; a failing Redis serves the request (fail open).
+    ...(fastify.redis === null ? {} : { store: sharedStore(fastify.redis, config.REDIS_KEY_PREFIX), skipOnError: true }),
     errorResponseBuilder: (request, context) => {
       request.log.warn({ limit: request.routeOptions.url, max: context.max }, 'rate limit reached')
       return new RateLimitedError(retryIn(Math.ceil(context.ttl / 1000)))
@@ -87,4 +104,4 @@ export default fp<{ config: Config }>(async function rateLimits (fastify, { conf
     reply.header('retry-after', state.ttlInSeconds)
     return new RateLimitedError(retryIn(state.ttlInSeconds))
   })
-}, { name: 'rate-limit' })
+}, { name: 'rate-limit', dependencies: ['redis'] })

@@ -4,10 +4,16 @@ import fp from 'fastify-plugin'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ServiceUnavailableError } from '../errors.ts'
 import { errorResponse } from '../plugins/docs.ts'
+import { REDIS_STATES } from '../plugins/redis.ts'
 import { ref } from '../plugins/shared-schemas.ts'
 
 const Live = Type.Object({ status: Type.Literal('ok') }, { $id: 'HealthLive', description: 'The process is up.' })
-const Ready = Type.Object({ status: Type.Literal('ready') }, { $id: 'HealthReady', description: 'Configured and able to serve.' })
+const Ready = Type.Object({
+  status: Type.Literal('ready'),
+  redis: Type.Optional(Type.Enum(REDIS_STATES, {
+    description: 'The shared Redis of the rate limits, when REDIS_URL is set: `up`, `down` (limits fail open), or `connecting` (not reached yet). Informative only: readiness never fails on it.'
+  }))
+}, { $id: 'HealthReady', description: 'Configured and able to serve.' })
 
 export const healthSchemas = [Live, Ready]
 
@@ -18,6 +24,7 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
   // Registered unencapsulated (fp) so this hook runs among the first preClose hooks.
   let closing = false
   fastify.addHook('preClose', async () => { closing = true })
+  const redis = fastify.hasDecorator('redis') ? fastify.redis : null
 
   fastify.get('/health/live', {
     schema: { operationId: 'getLiveness', tags: ['health'], summary: 'Liveness: the process is up', security: [], response: { 200: ref(Live) } },
@@ -38,7 +45,9 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
     logLevel: 'warn'
   }, async () => {
     if (closing) throw new ServiceUnavailableError(SHUTTING_DOWN)
-    return { status: 'ready' as const }
+    // Reported, never a reason to be unready: Redis is best-effort (limits fail open without it), and a
+    // Redis outage failing every instance's readiness at once would take the whole service out.
+    return redis === null ? { status: 'ready' as const } : { status: 'ready' as const, redis: redis.state }
   })
 }
 

@@ -100,3 +100,8 @@ t.test('every file or folder it names exists', async t => {
   t.ok(paths.length > 10, 'the layout lists the tree')
   for (const path of new Set([...paths, ...quoted])) t.ok(existsSync(root(path)), path)
 })
+
+t.test('the nginx configuration it shows is the one the load-balancer test runs', async t => {
+  const shown = /```nginx\n([\s\S]*?)```/.exec(section('Running several instances'))?.[1]
+  t.equal(shown, readFileSync(root('deploy/nginx/dealer-bff.conf'), 'utf8'), 'README and deploy/nginx/dealer-bff.conf are the same text')
+})

@@ -1,0 +1,237 @@
+// Real servers for the scale-out tests: Debian's redis-server and nginx, and the service itself as a
+// `node src/server.ts` process. Each runs unprivileged on a free local port with its files in a temporary
+// directory, and is stopped when the test ends. A missing binary skips the test file outside CI (saying
+// which) and fails it in CI (CI=true), where .ci/run installs them.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { accessSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { request } from 'node:http'
+import { connect, createServer, type AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { delimiter, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { Test } from 'tap'
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+/** The nginx site the README shows; the test runs it with its own addresses and port. */
+export const NGINX_EXAMPLE = join(ROOT, 'deploy/nginx/dealer-bff.conf')
+
+const PACKAGES: Record<string, string> = { 'redis-server': 'redis-server', nginx: 'nginx' }
+// nginx lives in sbin, often not on an unprivileged user's PATH.
+const SEARCH_PATH = [...(process.env.PATH ?? '').split(delimiter), '/usr/local/sbin', '/usr/sbin', '/sbin']
+
+function findBinary (name: string): string | undefined {
+  for (const dir of SEARCH_PATH) {
+    if (dir === '') continue
+    try {
+      accessSync(join(dir, name), constants.X_OK)
+      return join(dir, name)
+    } catch {}
+  }
+  return undefined
+}
+
+/**
+ * The paths of the binaries by name. When one is missing: outside CI the file is skipped with the reason,
+ * in CI it fails; either way the answer is undefined and the caller defines no test.
+ */
+export function requireBinaries<N extends string> (t: Test, names: N[]): Record<N, string> | undefined {
+  const found = {} as Record<N, string>
+  const missing: string[] = []
+  for (const name of names) {
+    const path = findBinary(name)
+    if (path === undefined) missing.push(name)
+    else found[name] = path
+  }
+  if (missing.length === 0) return found
+  const reason = `${missing.join(' and ')} not installed (apt-get install ${missing.map(name => PACKAGES[name] ?? name).join(' ')})`
+  if (process.env.CI === 'true') t.fail(`${reason}; .ci/run installs them in CI`)
+  else t.plan(0, `${reason}: skipped outside CI`)
+  return undefined
+}
+
+/** A port nothing listens on right now. */
+export async function freePort (): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address() as AddressInfo
+  server.close()
+  await once(server, 'close')
+  return port
+}
+
+/** Resolves once `port` accepts connections; rejects if the process exits first or after 10 s. */
+async function accepting (port: number, child: ChildProcess, stderr: () => string): Promise<void> {
+  const deadline = Date.now() + 10_000
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`exited before listening: ${stderr()}`)
+    const ok = await new Promise<boolean>(resolve => {
+      const socket = connect(port, '127.0.0.1')
+      socket.once('connect', () => { socket.destroy(); resolve(true) })
+      socket.once('error', () => resolve(false))
+    })
+    if (ok) return
+    if (Date.now() > deadline) throw new Error(`nothing listens on ${port} after 10 s: ${stderr()}`)
+    await new Promise(resolve => setTimeout(resolve, 20))
+  }
+}
+
+interface Process { child: ChildProcess, exited: Promise<void>, stderr: () => string }
+
+function run (binary: string, args: string[], options: { cwd?: string, env?: NodeJS.ProcessEnv } = {}): Process {
+  const child = spawn(binary, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] })
+  let stderr = ''
+  child.stderr!.setEncoding('utf8').on('data', (text: string) => { stderr += text })
+  child.stdout!.resume()
+  const exited = new Promise<void>(resolve => { child.once('exit', () => resolve()) })
+  return { child, exited, stderr: () => stderr }
+}
+
+async function stop ({ child, exited }: Process, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+  if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+  await exited
+}
+
+export interface RedisServer {
+  port: number
+  url: string
+  /** SIGKILL, as a crash would. */
+  kill (): Promise<void>
+  /** Starts it again on the same port, empty. */
+  start (): Promise<void>
+  /** SIGSTOP / SIGCONT: connections stay open, commands go unanswered, as with a Redis that hangs. */
+  pause (): void
+  resume (): void
+}
+
+/** redis-server on `port` (a free one by default), nothing saved to disk. Not started when `started` is false. */
+export async function startRedis (t: Test, binary: string, { port, started = true }: { port?: number, started?: boolean } = {}): Promise<RedisServer> {
+  const chosen = port ?? await freePort()
+  const dir = mkdtempSync(join(tmpdir(), 'bff-redis-'))
+  let current: Process | undefined
+  const server: RedisServer = {
+    port: chosen,
+    url: `redis://127.0.0.1:${chosen}`,
+    async kill () {
+      if (current !== undefined) await stop(current)
+      current = undefined
+    },
+    async start () {
+      await server.kill()
+      current = run(binary, ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--loglevel', 'warning'])
+      await accepting(chosen, current.child, current.stderr)
+    },
+    pause () { current?.child.kill('SIGSTOP') },
+    resume () { current?.child.kill('SIGCONT') }
+  }
+  t.teardown(async () => {
+    await server.kill()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  if (started) await server.start()
+  return server
+}
+
+/**
+ * The README's nginx site (deploy/nginx/dealer-bff.conf) on a free local port in front of `upstreams`
+ * (`host:port`), inside a minimal main configuration whose every path is in a temporary prefix.
+ */
+export async function startNginx (t: Test, binary: string, upstreams: string[]): Promise<{ url: string, port: number }> {
+  const port = await freePort()
+  const dir = mkdtempSync(join(tmpdir(), 'bff-nginx-'))
+  // The example's upstream servers become ours (same options), its `listen 80` our port.
+  const lines = readFileSync(NGINX_EXAMPLE, 'utf8').split('\n')
+  const serverLine = /^( *)server \S+:\d+( [^;]*)?;$/
+  const first = lines.findIndex(line => serverLine.test(line))
+  const listen = lines.findIndex(line => /^ *listen 80;$/.test(line))
+  if (first === -1 || listen === -1) throw new Error(`${NGINX_EXAMPLE} no longer has upstream servers and a listen 80 line`)
+  const [, indent, options = ''] = serverLine.exec(lines[first]!)!
+  lines[listen] = lines[listen]!.replace('listen 80;', `listen 127.0.0.1:${port};`)
+  lines[first] = upstreams.map(address => `${indent}server ${address}${options};`).join('\n')
+  const site = lines.filter((line, i) => i === first || !serverLine.test(line)).join('\n')
+  const conf = join(dir, 'nginx.conf')
+  writeFileSync(conf, `daemon off;
+master_process off;
+worker_processes 1;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log warn;
+events { worker_connections 256; }
+http {
+    access_log off;
+    client_body_temp_path ${dir}/client_body;
+    proxy_temp_path ${dir}/proxy;
+    fastcgi_temp_path ${dir}/fastcgi;
+    uwsgi_temp_path ${dir}/uwsgi;
+    scgi_temp_path ${dir}/scgi;
+${site}
+}
+`)
+  const nginx = run(binary, ['-p', `${dir}/`, '-c', conf, '-e', join(dir, 'error.log')])
+  t.teardown(async () => {
+    await stop(nginx, 'SIGTERM')
+    rmSync(dir, { recursive: true, force: true })
+  })
+  await accepting(port, nginx.child, () => nginx.stderr() + readFileSync(join(dir, 'error.log'), 'utf8'))
+  return { url: `http://127.0.0.1:${port}`, port }
+}
+
+export interface LogLine { level: number, msg: string, [key: string]: unknown }
+
+export interface ServerProcess {
+  child: ChildProcess
+  url: string
+  logs: LogLine[]
+  exited: Promise<void>
+}
+
+/** `node src/server.ts` with exactly `env`, from an empty directory (no `.env`), on a free local port. */
+export async function startServerProcess (t: Test, env: Record<string, string>): Promise<ServerProcess> {
+  const cwd = mkdtempSync(join(tmpdir(), 'bff-instance-'))
+  const server = run(process.execPath, [join(ROOT, 'src/server.ts')], { cwd, env: { HOST: '127.0.0.1', PORT: '0', ...env } })
+  t.teardown(async () => {
+    await stop(server)
+    rmSync(cwd, { recursive: true, force: true })
+  })
+  const logs: LogLine[] = []
+  const url = await new Promise<string>((resolve, reject) => {
+    let buffered = ''
+    server.child.stdout!.setEncoding('utf8').on('data', (text: string) => {
+      buffered += text
+      const lines = buffered.split('\n')
+      buffered = lines.pop()!
+      for (const line of lines) {
+        const entry = JSON.parse(line) as LogLine
+        logs.push(entry)
+        const listening = /^Server listening at (http:\/\/\S+)$/.exec(entry.msg)
+        if (listening !== null) resolve(listening[1]!)
+      }
+    })
+    server.child.once('exit', code => reject(new Error(`the server exited (${code}) before listening: ${server.stderr()}`)))
+  })
+  return { child: server.child, url, logs, exited: server.exited }
+}
+
+export interface Answer { status: number, headers: Record<string, string | string[] | undefined>, body: string }
+
+/** One GET on its own connection, from `localAddress` (any 127.x.y.z is this machine) when given. */
+export function get (url: string, headers: Record<string, string> = {}, localAddress?: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers, agent: false, ...(localAddress === undefined ? {} : { localAddress }) }, res => {
+      let body = ''
+      res.setEncoding('utf8').on('data', (chunk: string) => { body += chunk })
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }))
+      res.on('error', reject)
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+/** Polls `check` every 100 ms until it holds; fails after `ms`. */
+export async function eventually (check: () => Promise<boolean>, what: string, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms
+  while (!await check()) {
+    if (Date.now() > deadline) throw new Error(`${what}: still not the case after ${ms} ms`)
+    await new Promise(resolve => setTimeout(resolve, 100))
+  }
+}
