@@ -29,7 +29,7 @@ type Answer = { status: number, body?: unknown, headers?: Record<string, string>
 interface Received { operation: OperationName, path: string, headers: Record<string, string | string[]> }
 
 /** Answers each operation at `path` (its documented path unless told) and records the headers received. */
-function answer (upstream: TestApp['upstream'], operation: OperationName, reply: Answer, received: Received[], path = operations[operation].path): void {
+function answer (upstream: TestApp['upstream'], operation: OperationName, reply: Answer, received: Received[], path: string = operations[operation].path): void {
   const interceptor = upstream.intercept({ path, method: 'POST' })
   if ('error' in reply) {
     interceptor.replyWithError(reply.error)
