@@ -10,7 +10,12 @@ import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, ty
 import { ATTR_ERROR_TYPE, ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE, ATTR_URL_PATH, ATTR_URL_SCHEME } from '@opentelemetry/semantic-conventions'
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { METRICS_PATH } from '../plugins/metrics.ts'
 import { ATTR } from './tracer.ts'
+
+// Probes and scrapes arrive every few seconds from machines, not people: they would bury the traces
+// that matter, so they get no span.
+const UNTRACED = new Set(['/health/live', '/health/ready', METRICS_PATH])
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -40,8 +45,12 @@ export default fp<{ tracer: Tracer }>(async function serverSpans (fastify, { tra
   fastify.decorateRequest('serverSpan', null)
 
   fastify.addHook('onRequest', (request, reply, done) => {
-    const parent = propagation.extract(ROOT_CONTEXT, request.headers)
     const route = request.routeOptions.url
+    if (route !== undefined && UNTRACED.has(route)) {
+      done()
+      return
+    }
+    const parent = propagation.extract(ROOT_CONTEXT, request.headers)
     const query = request.url.indexOf('?')
     const span = tracer.startSpan(route === undefined ? request.method : `${request.method} ${route}`, {
       kind: SpanKind.SERVER,

@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { signToken } from '../../src/auth/sign.ts'
 import { ivanov } from '../../src/sandbox/seed.ts'
+import { startOtlpReceiver } from '../../src/sandbox/otlp-receiver.ts'
 import { startSandboxUpstream } from '../../src/sandbox/upstream.ts'
 import { CONSOLE_KEY, DEALER_KEY, JWT_SECRET, PASSPORT_KEY } from '../helpers/build-app.ts'
 import { listenLocally } from '../helpers/local-server.ts'
@@ -20,7 +21,6 @@ const TRACE_ID = '0af7651916cd43dd8448eb211c80319c'
 const CALLER_SPAN = 'b7ad6b7169203331'
 const KIND = { INTERNAL: 1, SERVER: 2, CLIENT: 3 }
 
-interface Export { path: string, contentType: string | undefined, body: Buffer }
 interface OtlpValue { stringValue?: string, intValue?: string | number, arrayValue?: { values: OtlpValue[] } }
 interface OtlpSpan {
   traceId: string
@@ -31,19 +31,11 @@ interface OtlpSpan {
   attributes: Array<{ key: string, value: OtlpValue }>
 }
 
-/** A collector stand-in: records every OTLP export it receives and accepts it. */
+/** A collector stand-in that keeps every OTLP export it receives. */
 async function otlpReceiver (t: Test) {
-  const exports: Export[] = []
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (chunk: Buffer) => chunks.push(chunk))
-    req.on('end', () => {
-      exports.push({ path: req.url ?? '', contentType: req.headers['content-type'], body: Buffer.concat(chunks) })
-      const json = req.headers['content-type']?.includes('json') === true
-      res.writeHead(200, { 'content-type': json ? 'application/json' : 'application/x-protobuf' }).end(json ? '{}' : '')
-    })
-  })
-  return { url: await listenLocally(t, server), exports }
+  const receiver = await startOtlpReceiver()
+  t.teardown(() => receiver.close())
+  return receiver
 }
 
 /** The sandbox upstream behind a proxy that records the headers of every request it passes on. */

@@ -198,6 +198,13 @@ t.test('each passport failure mapping', async t => {
       t.equal(server.attributes['http.response.status_code'], c.front)
       t.equal(status(server), c.front >= 500 ? SpanStatusCode.ERROR : SpanStatusCode.UNSET, 'only a 5xx answer is a server error')
       t.notOk(spans().some(s => s.name === 'upstream dealer.discount' || s.name === 'upstream dealer.client'), 'no dealer call')
+      const hops = childrenOf(exchange)
+      t.ok(hops.length >= 1 && hops.every(h => h.kind === SpanKind.CLIENT))
+      if (c.outcome === 'connect') {
+        t.ok(hops.every(h => status(h) === SpanStatusCode.ERROR && typeof h.attributes['error.type'] === 'string'), 'a hop with no answer is an error')
+      } else if (c.outcome !== 'timeout') {
+        t.ok(hops.every(h => h.attributes['http.response.status_code'] === (c.reply as { status: number }).status))
+      }
     })
   }
 })
@@ -276,11 +283,39 @@ t.test('no key, token, console key, login or uid_client in any span attribute or
     ...s.events.flatMap(e => [e.name, ...Object.entries(e.attributes ?? {}).flat()]),
     ...Object.entries(s.resource.attributes).flat()
   ]).map(v => JSON.stringify(v).toLowerCase())
-  const secrets = { PASSPORT_KEY, DEALER_KEY, CONSOLE_KEY, JWT_SECRET, TOKEN, login: fx.IVANOV.login, uid_client: fx.IVANOV.uid_client, vendorLogin: 'authorization' }
+  const secrets = {
+    PASSPORT_KEY,
+    DEALER_KEY,
+    CONSOLE_KEY,
+    JWT_SECRET,
+    TOKEN,
+    login: fx.IVANOV.login,
+    uid_client: fx.IVANOV.uid_client,
+    'the authorization headers': 'authorization',
+    'a last name': fx.contractor.last_name,
+    'a phone number': '123-45-67'
+  }
   for (const [name, secret] of Object.entries(secrets)) {
     t.notOk(values.some(v => v.includes(secret.toLowerCase())), `${name} is in no span`)
   }
   t.notOk(all.some(s => 'url.query' in s.attributes), 'no query string recorded')
+})
+
+t.test('an unknown path is a span without route, the query never recorded; probes make no span', async t => {
+  const { app } = await buildTestApp(t)
+  const res = await app.inject({ url: '/nowhere?token=abc', headers: { traceparent: TRACEPARENT } })
+  t.equal(res.statusCode, 404)
+  const [span, ...more] = spans()
+  t.equal(more.length, 0)
+  t.equal(span?.name, 'GET')
+  t.equal(span?.kind, SpanKind.SERVER)
+  t.notOk('http.route' in span!.attributes)
+  t.match(span?.attributes, { 'url.path': '/nowhere', 'http.response.status_code': 404 })
+  t.equal(status(span!), SpanStatusCode.UNSET, 'a 404 is not a server error')
+  exporter.reset()
+  t.equal((await app.inject({ url: '/health/live' })).statusCode, 200)
+  t.equal((await app.inject({ url: '/health/ready' })).statusCode, 200)
+  t.equal(spans().length, 0, 'no span for health probes')
 })
 
 t.test('log lines written while serving a request carry its trace_id and span_id', async t => {
