@@ -33,8 +33,9 @@ async function main (): Promise<void> {
     if (err !== undefined) app.log.error({ err }, 'shutting down after an error')
     else app.log.info({ signal, graceMs: config.SHUTDOWN_GRACE_MS }, 'shutting down')
     await app.close()
-    // The spans of the last requests are exported before the process exits.
-    await tracing?.shutdown()
+    // The spans of the last requests are exported before the process exits, if the collector takes them.
+    const unexported = await tracing?.shutdown()
+    if (unexported !== undefined) app.log.warn({ err: unexported }, 'the last trace spans could not be exported')
     app.log.info('shut down')
   })
   await app.listen({ host: config.HOST, port: config.PORT })

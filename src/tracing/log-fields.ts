@@ -7,11 +7,11 @@ import type { FastifyServerOptions } from 'fastify'
 
 type LoggerOptions = FastifyServerOptions['logger']
 
-const NONE = {}
-
+// A fresh object every time: pino merges the line's own fields into what the mixin returns
+// (Object.assign(mixinObject, mergeObject)), so a shared empty object would collect every line's fields.
 export function traceLogFields (): Record<string, string> {
   const span = trace.getSpan(context.active())
-  if (span === undefined) return NONE
+  if (span === undefined) return {}
   const { traceId, spanId, traceFlags } = span.spanContext()
   return { trace_id: traceId, span_id: spanId, trace_flags: `0${traceFlags.toString(16)}` }
 }

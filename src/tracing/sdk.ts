@@ -15,9 +15,16 @@ import { DEFAULT_SERVICE_NAME, type OtlpProtocol, type TracingSettings } from '.
 import { setActiveTracer } from './tracer.ts'
 
 export interface Tracing {
-  /** Ends tracing: spans still queued are exported (within OTEL_BSP_EXPORT_TIMEOUT), then nothing more is. */
-  shutdown (): Promise<void>
+  /**
+   * Ends tracing: spans still queued are exported, then nothing more is. Never rejects and never takes
+   * more than SHUTDOWN_EXPORT_MS: an unreachable collector must neither fail nor hold up the shutdown.
+   * Answers why the last spans could not be exported, undefined when they were.
+   */
+  shutdown (): Promise<Error | undefined>
 }
+
+/** How long the shutdown waits for the last export. */
+export const SHUTDOWN_EXPORT_MS = 3000
 
 export interface TracingOptions {
   spanProcessors: SpanProcessor[]
@@ -81,11 +88,19 @@ export function registerTracing (options: TracingOptions): Tracing {
   return {
     async shutdown () {
       setActiveTracer(null)
-      await provider.shutdown()
+      let timer: NodeJS.Timeout | undefined
+      const outcome = await Promise.race([
+        provider.shutdown().then(() => undefined, (error: unknown) => error instanceof Error ? error : new Error(String(error))),
+        new Promise<Error>(resolve => {
+          timer = setTimeout(() => { resolve(new Error(`the last spans were not exported within ${SHUTDOWN_EXPORT_MS} ms`)) }, SHUTDOWN_EXPORT_MS)
+        })
+      ])
+      clearTimeout(timer)
       trace.disable()
       propagation.disable()
       context.disable()
       diag.disable()
+      return outcome
     }
   }
 }

@@ -161,6 +161,21 @@ t.test('OTLP/HTTP JSON: a profile in the caller trace, one CLIENT span per upstr
   const ofRequest = service.logs.filter(l => l.reqId === res.headers.get('x-request-id') && l.msg !== 'incoming request')
   t.ok(ofRequest.length > 0)
   t.ok(ofRequest.every(l => l.trace_id === TRACE_ID && typeof l.span_id === 'string'), 'log lines carry trace_id and span_id')
+  const outside = service.logs.filter(l => l.reqId === undefined)
+  t.ok(outside.some(l => l.msg === 'shutting down'))
+  t.ok(outside.every(l => !('trace_id' in l) && !('req' in l) && !('res' in l)), "lines outside a request carry neither trace ids nor another line's fields")
+})
+
+t.test('an unreachable collector neither fails nor holds up the shutdown', async t => {
+  const closed = await startOtlpReceiver()
+  await closed.close()
+  const upstream = await recordingUpstream(t)
+  const service = await startService(t, { ...baseEnv(upstream.url, closed.url), OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })
+  const res = await fetch(`${service.url}/api/users/profile`, { headers: { authorization: `Bearer ${token}` } })
+  t.equal(res.status, 200, 'requests are served whatever the collector does')
+  await res.arrayBuffer()
+  t.equal(await service.stop(), 0, 'a clean exit within the grace')
+  t.ok(service.logs.some(l => l.level === 40 && l.msg === 'the last trace spans could not be exported'), 'said in the log')
 })
 
 t.test('http/protobuf is the default protocol; a caller without traceparent starts a new trace', async t => {
