@@ -37,9 +37,13 @@ const set = (env: Env, name: string): string | undefined => {
   return value === undefined || value === '' ? undefined : value
 }
 
-/** True when tracing should run: an OTLP endpoint is set and OTEL_SDK_DISABLED is not `true`. */
+/**
+ * True when tracing should run: an OTLP endpoint is set, OTEL_SDK_DISABLED is not `true` and
+ * OTEL_TRACES_EXPORTER is not `none`.
+ */
 export function tracingEnabled (env: Env): boolean {
   if (set(env, 'OTEL_SDK_DISABLED')?.toLowerCase() === 'true') return false
+  if (set(env, 'OTEL_TRACES_EXPORTER')?.toLowerCase() === 'none') return false
   return set(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') !== undefined || set(env, 'OTEL_EXPORTER_OTLP_ENDPOINT') !== undefined
 }
 
@@ -47,6 +51,9 @@ export function tracingEnabled (env: Env): boolean {
 export function tracingSettings (env: Env): TracingSettings | null {
   if (!tracingEnabled(env)) return null
   const problems: string[] = []
+
+  const exporter = set(env, 'OTEL_TRACES_EXPORTER')?.toLowerCase() ?? 'otlp'
+  if (exporter !== 'otlp') problems.push(`OTEL_TRACES_EXPORTER: ${exporter} is not supported (use otlp, or none to turn tracing off)`)
 
   const protocolVariable = set(env, 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') === undefined ? 'OTEL_EXPORTER_OTLP_PROTOCOL' : 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'
   const protocol = set(env, protocolVariable) ?? 'http/protobuf'

@@ -129,6 +129,16 @@ t.test('a caller without traceparent starts a new trace that reaches the upstrea
   }
 })
 
+t.test("a caller's decision not to sample is kept: nothing recorded, the upstream still in the caller's trace", async t => {
+  const { app, upstream } = await buildTestApp(t)
+  const received = fake(upstream, allFine)
+  const res = await app.inject({ url: PROFILE, headers: { ...bearer(TOKEN), traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-00` } })
+  t.equal(res.statusCode, 200)
+  t.equal(spans().length, 0, 'no span recorded')
+  t.equal(received.length, 3)
+  for (const got of received) t.match(got.headers.traceparent, new RegExp(`^00-${TRACE_ID}-[0-9a-f]{16}-00$`), 'unsampled flag carried on')
+})
+
 t.test('a 307 hop is a CLIENT span of its own under the same exchange, and a later call goes straight', async t => {
   const { app, upstream } = await buildTestApp(t)
   const received: Received[] = []
