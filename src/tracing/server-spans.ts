@@ -19,7 +19,7 @@ const UNTRACED = new Set(['/health/live', '/health/ready', METRICS_PATH])
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The request's SERVER span while it is open; null when tracing is off or once it ended. */
+    /** The request's SERVER span while it is open (this plugin is registered only when tracing is on). */
     serverSpan: Span | null
   }
 }
@@ -51,14 +51,14 @@ export default fp<{ tracer: Tracer }>(async function serverSpans (fastify, { tra
       return
     }
     const parent = propagation.extract(ROOT_CONTEXT, request.headers)
-    const query = request.url.indexOf('?')
+    // Our routes have no path parameters, so a matched path is its template. The path of an unknown
+    // route is whatever the caller typed (an id, a login) and is not recorded; no query string ever is.
     const span = tracer.startSpan(route === undefined ? request.method : `${request.method} ${route}`, {
       kind: SpanKind.SERVER,
       attributes: {
         [ATTR_HTTP_REQUEST_METHOD]: request.method,
-        [ATTR_URL_PATH]: query === -1 ? request.url : request.url.slice(0, query),
         [ATTR_URL_SCHEME]: request.protocol,
-        ...(route === undefined ? {} : { [ATTR_HTTP_ROUTE]: route }),
+        ...(route === undefined ? {} : { [ATTR_HTTP_ROUTE]: route, [ATTR_URL_PATH]: route }),
         [ATTR.REQUEST_ID]: request.id
       }
     }, parent)
