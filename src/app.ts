@@ -19,6 +19,9 @@ import security, { frontServerOptions } from './plugins/security.ts'
 import sharedSchemas from './plugins/shared-schemas.ts'
 import upstream from './plugins/upstream.ts'
 import { serializerController } from './serializer.ts'
+import { withTraceLogFields } from './tracing/log-fields.ts'
+import serverSpans from './tracing/server-spans.ts'
+import { activeTracer } from './tracing/tracer.ts'
 import consoleRoute, { consoleSchemas } from './routes/console.ts'
 import health, { healthSchemas } from './routes/health.ts'
 import profile, { profileSchemas } from './routes/profile.ts'
@@ -32,9 +35,12 @@ export interface AppOverrides {
 }
 
 export async function buildApp (config: Config, overrides: AppOverrides = {}) {
+  // Tracing was started (or not) before the app was imported (server.ts); read once, here.
+  const tracer = activeTracer()
+  const logger = overrides.logger ?? loggerOptions(config)
   const fastify = Fastify({
     ...(overrides.loggerInstance === undefined
-      ? { logger: overrides.logger ?? loggerOptions(config) }
+      ? { logger: tracer === null ? logger : withTraceLogFields(logger) }
       : { loggerInstance: overrides.loggerInstance }),
     genReqId: requestId,
     requestIdHeader: false,
@@ -49,6 +55,8 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
   // TypeBox's compiled validators check requests too: one validator for every contract.
   fastify.setValidatorCompiler(TypeBoxValidatorCompiler)
 
+  // First, so that every later hook, the handlers and their log lines run inside the request's span.
+  if (tracer !== null) await fastify.register(serverSpans, { tracer })
   await fastify.register(requestIdPlugin)
   // Keep-alive connections end with their last answer once closing: shutdown waits for work, not sockets.
   await fastify.register(drain)

@@ -1,18 +1,24 @@
 // `npm start`: configuration from the environment, the app, listen, and a graceful shutdown.
 // The only module that listens; it never falls back to the sandbox.
 import closeWithGrace from 'close-with-grace'
-import { buildApp } from './app.ts'
 import { ConfigError, loadConfig } from './config.ts'
+import { startTracing } from './tracing/start.ts'
+import { TracingConfigError } from './tracing/settings.ts'
 
 async function main (): Promise<void> {
   let config
+  let tracing
   try {
     config = loadConfig(process.env, { dotenv: true })
+    // Tracing (OTEL_* variables) starts before the app is imported, so its tracer is there when the
+    // app is built; app.ts itself has no side effect at import.
+    tracing = await startTracing(process.env)
   } catch (error) {
-    if (!(error instanceof ConfigError)) throw error
+    if (!(error instanceof ConfigError) && !(error instanceof TracingConfigError)) throw error
     process.stderr.write(`${error.message}\n`)
     process.exit(1)
   }
+  const { buildApp } = await import('./app.ts')
   const app = await buildApp(config)
   // On SIGTERM/SIGINT: readiness turns 503, the listener closes (new connections are refused), in-flight
   // requests finish, then the upstream agent closes and the process exits 0. Requests still running after
@@ -27,6 +33,9 @@ async function main (): Promise<void> {
     if (err !== undefined) app.log.error({ err }, 'shutting down after an error')
     else app.log.info({ signal, graceMs: config.SHUTDOWN_GRACE_MS }, 'shutting down')
     await app.close()
+    // The spans of the last requests are exported before the process exits, if the collector takes them.
+    const unexported = await tracing?.shutdown()
+    if (unexported !== undefined) app.log.warn({ err: unexported }, 'the last trace spans could not be exported')
     app.log.info('shut down')
   })
   await app.listen({ host: config.HOST, port: config.PORT })

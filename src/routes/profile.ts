@@ -18,6 +18,8 @@ import { limitHeaders, profileRateLimit, RATE_LIMITED_EXAMPLE } from '../plugins
 import { ref } from '../plugins/shared-schemas.ts'
 import { contractorSection, createProfileComposer, discountSection, type DealerSections, type ProfileComposer } from '../profile/compose.ts'
 import { createSingleFlight } from '../profile/single-flight.ts'
+import { profileSpans } from '../profile/spans.ts'
+import { activeTracer } from '../tracing/tracer.ts'
 import type { CallOptions, UpstreamClient } from '../upstream/client.ts'
 import { isUpstreamError, upstreamError } from '../upstream/errors.ts'
 import { pickTracingHeaders, type TracingHeaders } from '../upstream/tracing.ts'
@@ -145,6 +147,9 @@ const profile: FastifyPluginAsyncTypebox<{ config: Config }> = async (fastify, {
   const ctx: LoadContext = { upstream: fastify.upstream, composer: createProfileComposer(), budgetMs: config.PROFILE_TIMEOUT_MS }
   // Keyed by everything the upstream calls are made of: the token's uid_client, login and vendor.
   const flights = createSingleFlight<LoadedProfile>()
+  // Decided once: with tracing off, `spans` is null and a request makes no span work at all.
+  const tracer = activeTracer()
+  const spans = tracer === null ? null : profileSpans(tracer)
 
   fastify.get('/api/users/profile', {
     onRequest: fastify.authenticate,
@@ -165,17 +170,20 @@ const profile: FastifyPluginAsyncTypebox<{ config: Config }> = async (fastify, {
     const caller = callerOf(request)
     // None of the three parts can hold a space (UUID, digits, vendor code): the key is unambiguous.
     const key = `${caller.uid_client} ${caller.login} ${caller.vendor}`
+    const span = spans === null ? null : spans.start()
     const joined = flights.join(key, request.id, gone => {
       const headers = pickTracingHeaders(request.headers)
       headers['x-request-id'] = request.id
-      return loadProfile(ctx, caller, headers, gone, request.log)
+      return span === null
+        ? loadProfile(ctx, caller, headers, gone, request.log)
+        : span.run(() => loadProfile(ctx, caller, headers, gone, request.log))
     })
     // The upstream saw the starting request's id: this line ties a joiner's answer to it.
     if (joined.sharedWith !== undefined) request.log.debug({ sharedWith: joined.sharedWith }, 'profile shared with a request in flight')
     const res = reply.raw
     res.once('close', () => { if (!res.writableFinished) joined.leave() })
 
-    const { profile, degraded } = await joined.result
+    const { profile, degraded } = await (span === null ? joined.result : span.follow(joined))
     if (degraded !== undefined) reply.header('x-degraded', degraded)
     // Personal data: no shared cache may keep it.
     reply.header('cache-control', 'private, no-store')

@@ -9,7 +9,9 @@ import { startDeadline, type Deadline } from './deadline.ts'
 import { elapsed, headerValue, postFollowingRedirects, type Hop, type WireAnswer, type WireRequest } from './exchange.ts'
 import { operations, type KeyName, type NotFoundOf, type OperationName, type ParamsOf, type ResponseOf } from './operations.ts'
 import { createBreakers, DEFAULT_BREAKER_OPTIONS, retryBeforeAnswer, type BreakerOptions, type BreakerState } from './resilience.ts'
+import { exchangeSpans } from './spans.ts'
 import { pickTracingHeaders, type TracingHeaders } from './tracing.ts'
+import { activeTracer } from '../tracing/tracer.ts'
 
 export type { BreakerOptions, BreakerState }
 
@@ -97,13 +99,17 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
   const contracts = compileOperationContracts()
   const onBreakerChange = observer?.breaker === undefined ? undefined : observer.breaker.bind(observer)
   const breakers = createBreakers({ ...DEFAULT_BREAKER_OPTIONS, ...options.breaker }, onBreakerChange)
-  const dispatcher = options.dispatcher ?? new Agent({
+  const ownDispatcher = options.dispatcher ?? new Agent({
     connections: options.connections ?? 128,
     keepAliveTimeout: 10_000,
     // Our deadline ends every exchange; undici's own 300 s timeouts only back it up.
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs
   })
+  // Tracing is decided once, here: off, calls take the untraced path with no span work at all.
+  const tracer = activeTracer()
+  const spans = tracer === null ? null : exchangeSpans(tracer, breakers.states)
+  const dispatcher = spans === null ? ownDispatcher : spans.dispatcher(ownDispatcher)
   const base = new URL(options.baseUrl)
   const basePath = base.pathname.replace(/\/+$/, '')
   const documented = Object.fromEntries(Object.entries(operations).map(([name, op]) =>
@@ -114,7 +120,11 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
   // The slash location each operation was redirected to, so later calls take one round trip.
   const learned = new Map<OperationName, URL>()
 
-  async function exchange<N extends OperationName> (name: N, params: ParamsOf<N>, call: CallOptions = {}): Promise<Exchange> {
+  function exchange<N extends OperationName> (name: N, params: ParamsOf<N>, call: CallOptions = {}): Promise<Exchange> {
+    return spans === null ? observedExchange(name, params, call) : spans.traced(name, () => observedExchange(name, params, call))
+  }
+
+  async function observedExchange<N extends OperationName> (name: N, params: ParamsOf<N>, call: CallOptions): Promise<Exchange> {
     const limitMs = deadlineMs(call.timeoutMs, timeoutMs)
     const attempt = () => exchangeOnce(name, params, call, limitMs)
     let ex: Exchange
@@ -191,7 +201,7 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
   }
 
   async function close (): Promise<void> {
-    if (options.dispatcher === undefined) await dispatcher.close()
+    if (options.dispatcher === undefined) await ownDispatcher.close()
   }
 
   return { exchange, call, close, contracts, breakerStates: breakers.states }
