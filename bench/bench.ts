@@ -549,7 +549,8 @@ async function main (): Promise<void> {
         active = status === 200
         evidence = `GET /metrics answered ${status}`
       } else if (name === 'redis') {
-        const commands = (await redis!.commands()) - (redisBefore ?? 0)
+        // Less the INFO command that read the count before.
+        const commands = (await redis!.commands()) - (redisBefore ?? 0) - 1
         active = commands > 0
         evidence = `redis-server processed ${commands} commands during the measured rounds`
       } else if (name === 'info') {
@@ -571,6 +572,11 @@ async function main (): Promise<void> {
       ? undefined
       : { rssAtReadyMiB: mib(service.peak.rss), heapUsedAtReadyMiB: mib(service.peak.heapUsed), lifetimeMaxRssMiB: lifetimeRss.service! }
     const summaries = summarise(selected, runs)
+    const base = summaries.find(s => s.id === 'a')
+    for (const o of options) {
+      const own = summaries.find(s => s.id === `a@${o.option}`)
+      if (base !== undefined && own !== undefined) o.evidence += `; CPU per profile ${(own.cpuUsPerRequest.median / base.cpuUsPerRequest.median).toFixed(2)} × the service's without it (a)`
+    }
     const targetList = evaluateTargets(summaries, runs, memory)
     process.stdout.write('\n' + textTable(summaries) + '\n\n')
     process.stdout.write('medians, (min–max) over the rounds; latency of 2xx answers at 1 ms resolution; GC: main-thread pauses / process CPU\n\n')
