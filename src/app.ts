@@ -4,7 +4,7 @@ import Fastify, { type FastifyServerOptions } from 'fastify'
 import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Dispatcher } from 'undici'
 import type { Config } from './config.ts'
-import { loggerOptions } from './logger.ts'
+import { AccessLogController, loggerOptions } from './logger.ts'
 import auth from './plugins/auth.ts'
 import docs from './plugins/docs.ts'
 import errors from './plugins/errors.ts'
@@ -33,6 +33,8 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
     ...(overrides.loggerInstance === undefined
       ? { logger: overrides.logger ?? loggerOptions(config) }
       : { loggerInstance: overrides.loggerInstance }),
+    // One access line per request (logger.ts).
+    logController: new AccessLogController(),
     genReqId: requestId,
     requestIdHeader: false,
     ...frontServerOptions(config),
