@@ -1,6 +1,7 @@
 // Compiled TypeBox validators for every registry schema, built once when the client is created.
 import { Compile, type Validator } from 'typebox/compile'
 import type { TSchema } from 'typebox'
+import { useFastFormats } from './formats.ts'
 import { operations, operationNames, type OperationName } from './operations.ts'
 
 export interface ContractError { path: string, message: string }
@@ -35,6 +36,7 @@ export interface OperationContracts {
 }
 
 export function compileOperationContracts (): Record<OperationName, OperationContracts> {
+  useFastFormats()
   const compiled = {} as Record<OperationName, OperationContracts>
   for (const name of operationNames) {
     const op = operations[name]
