@@ -1,18 +1,27 @@
 // `npm run bench`: autocannon against the real service in its own process, wired to the sandbox
-// upstream in a third process. A warm-up round is discarded (JIT, the keep-alive pools, the learned
-// slash paths, the token cache); then rounds of every scenario interleaved, so a noisy machine shows as
-// spread instead of as one scenario's false result. Each run sends a fixed number of requests sized
-// from the previous run of its scenario: every connection ends after its last answer, so no request is
-// cut off at the end and the upstream count per request is exact.
+// upstream in a third process, and against the floor (bench/floor.ts: the least work a correct profile
+// needs) in a fourth, at the same loads. A warm-up round is discarded (JIT, the keep-alive pools, the
+// learned slash paths, the token cache); then rounds of every scenario interleaved, so a noisy machine
+// shows as spread instead of as one scenario's false result. Each run sends a fixed number of requests
+// sized from the previous run of its scenario: every connection ends after its last answer, so no
+// request is cut off at the end and the upstream count per request is exact. Options (metrics, Redis,
+// tracing, logs at info) are priced by a service process of their own each, loaded in the same rounds.
 //
-//   npm run bench                                    full run, writes bench/report.json
-//   npm run bench -- --only a,c --rounds 1 --cpu-prof  the service's CPU profile of the measured rounds
-//   npm run bench -- --label "after: ..."            the label kept in the report's history
-//   npm run bench -- --only a --node-flags=--max-semi-space-size=4   V8 flags for the service (experiments)
+//   npm run bench                                       full run, writes bench/report.json
+//   npm run bench -- --variants none                    without the priced options (quicker)
+//   npm run bench -- --only a,fa --variants none --rounds 1 --cpu-prof   V8 CPU profiles of the measured rounds
+//   npm run bench -- --only a --variants none --heap-prof                heap sampling profiles (every allocation)
+//   npm run bench -- --flags-sweep                      the service under a table of V8 memory flags, writes bench/flags-sweep.json
+//   npm run bench -- --label "after: ..."               the label kept in the report's history
+//   npm run bench -- --node-flags=--max-semi-space-size=8   V8 flags for the service (experiments)
 import autocannon, { type Client as AutocannonClient } from 'autocannon'
-import { execFileSync } from 'node:child_process'
+import { deepStrictEqual } from 'node:assert/strict'
+import { execFileSync, spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync } from 'node:fs'
+import { createServer as createHttpServer } from 'node:http'
+import { createConnection, createServer as createTcpServer, type AddressInfo } from 'node:net'
 import os from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -22,27 +31,60 @@ import { operations } from '../src/upstream/operations.ts'
 import { claimsFor, hs256 } from '../test/helpers/tokens.ts'
 import { benchClient, benchClients, BENCH_CLIENT_COUNT } from './clients.ts'
 import { startChild, type Child } from './ipc.ts'
+import type { ProcessStats } from './meters.ts'
 import {
-  evaluateTargets, markdownTable, summarise, targetsTable, textTable, verdict, writeReport,
-  type Machine, type Run, type ScenarioId, type ScenarioInfo
+  evaluateTargets, markdownTable, sideBySideMarkdown, sideBySideText, summarise, targetsTable, textTable, verdict, writeReport,
+  type LifetimeRss, type Machine, type Run, type ScenarioId, type ScenarioInfo
 } from './report.ts'
 import type { SandboxStats } from './sandbox.ts'
-import { NOOP_PATH, type ServiceStats } from './service.ts'
+import { NOOP_PATH } from './service.ts'
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url))
 const REPORT_PATH = here('report.json')
+const SWEEP_REPORT_PATH = here('flags-sweep.json')
 const PROFILE_PATH = '/api/users/profile'
 const CONSOLE_PATH = '/request-console'
 const BENCH_DELAY_MS = 20
 const MiB = 1024 * 1024
 
+/** The options whose price the bench measures, each in a service process of its own at scenario a's load. */
+const OPTIONS = {
+  metrics: 'metrics on (METRICS_API_KEY set)',
+  redis: 'rate limits in Redis (REDIS_URL, a local redis-server)',
+  otel100: 'tracing, 100 % sampled (OTLP to a local sink)',
+  otel10: 'tracing, 10 % sampled (OTLP to a local sink)',
+  info: 'logs at info (the default LOG_LEVEL), stdout a pipe'
+} as const
+type OptionName = keyof typeof OPTIONS
+const DEFAULT_OPTIONS = Object.keys(OPTIONS).join(',')
+
+/**
+ * The V8 memory settings `--flags-sweep` compares: young-generation (semi-space) sizes, which trade
+ * scavenges (CPU) against memory, and old-space caps, which bound the heap V8 would otherwise grow
+ * freely on a machine with much memory.
+ */
+const FLAG_SETS: string[][] = [
+  [],
+  ['--max-semi-space-size=2', '--max-old-space-size=256'],
+  ['--max-semi-space-size=4', '--max-old-space-size=256'],
+  ['--max-semi-space-size=8', '--max-old-space-size=256'],
+  ['--max-semi-space-size=16', '--max-old-space-size=256'],
+  ['--max-semi-space-size=8', '--max-old-space-size=128'],
+  ['--max-semi-space-size=16', '--max-old-space-size=128'],
+  ['--min-semi-space-size=8', '--max-semi-space-size=8', '--max-old-space-size=128']
+]
+
 const { values: args } = parseArgs({
   options: {
     rounds: { type: 'string', default: '3' },
-    seconds: { type: 'string', default: '5' },
+    seconds: { type: 'string', default: '4' },
     warmup: { type: 'string', default: '2' },
     only: { type: 'string' },
+    // Comma list of OPTIONS to price, or `none`.
+    variants: { type: 'string', default: DEFAULT_OPTIONS },
+    'flags-sweep': { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
+    'heap-prof': { type: 'boolean', default: false },
     label: { type: 'string', default: '' },
     // Node/V8 flags for the service process only, e.g. --node-flags=--max-semi-space-size=4 (an experiment:
     // the report records them). Without it, the flags `npm start` gives node (package.json).
@@ -50,10 +92,13 @@ const { values: args } = parseArgs({
     out: { type: 'string' }
   }
 })
-/** The flags `npm start` runs node with (`node --flag ... src/server.ts`): the bench measures production. */
+
+/** The flags `npm start` runs node with (`node <flags> src/server.ts`): the bench measures production. */
 function startScriptFlags (): string[] {
   const pkg = JSON.parse(readFileSync(here('../package.json'), 'utf8')) as { scripts: { start: string } }
-  return pkg.scripts.start.split(/\s+/).filter(word => word.startsWith('--'))
+  const words = pkg.scripts.start.split(/\s+/).filter(word => word !== '')
+  const entry = words.findIndex(word => word.endsWith('src/server.ts'))
+  return words.slice(words.indexOf('node') + 1, entry === -1 ? undefined : entry)
 }
 const NODE_FLAGS = args['node-flags'] === undefined
   ? startScriptFlags()
@@ -61,25 +106,59 @@ const NODE_FLAGS = args['node-flags'] === undefined
 const ROUNDS = Number(args.rounds)
 const RUN_SECONDS = Number(args.seconds)
 const WARMUP_SECONDS = Number(args.warmup)
+const SWEEP = args['flags-sweep']
+const PROFILING = args['cpu-prof'] ? 'cpu' : args['heap-prof'] ? 'heap' : undefined
 
-const scenarios: ScenarioInfo[] = [
-  { id: 'a', title: 'profile', method: 'GET', path: PROFILE_PATH, connections: 50, delayMs: 0, expectedUpstream: 3 },
+const profileScenario = (id: string, connections: number, delayMs: number, target: string, group: ScenarioInfo['group'], title = 'profile'): ScenarioInfo =>
+  ({ id, title, method: 'GET', path: PROFILE_PATH, connections, delayMs, expectedUpstream: 3, target, group })
+
+const baseScenarios: ScenarioInfo[] = [
+  profileScenario('a', 50, 0, 'service', 'service'),
   // Not one of the issue's scenarios: few enough connections not to saturate the CPU, so its latency is
   // what the service adds to the upstream's, not queueing.
-  { id: 'b5', title: 'profile, unsaturated', method: 'GET', path: PROFILE_PATH, connections: 5, delayMs: BENCH_DELAY_MS, expectedUpstream: 3 },
-  { id: 'b50', title: 'profile', method: 'GET', path: PROFILE_PATH, connections: 50, delayMs: BENCH_DELAY_MS, expectedUpstream: 3 },
-  { id: 'b200', title: 'profile', method: 'GET', path: PROFILE_PATH, connections: 200, delayMs: BENCH_DELAY_MS, expectedUpstream: 3 },
-  { id: 'c', title: 'trivial route', method: 'GET', path: NOOP_PATH, connections: 50, delayMs: 0, expectedUpstream: null },
-  { id: 'd', title: 'console passport', method: 'POST', path: CONSOLE_PATH, connections: 50, delayMs: 0, expectedUpstream: 1 },
+  profileScenario('b5', 5, BENCH_DELAY_MS, 'service', 'service', 'profile, unsaturated'),
+  profileScenario('b50', 50, BENCH_DELAY_MS, 'service', 'service'),
+  profileScenario('b200', 200, BENCH_DELAY_MS, 'service', 'service'),
+  { id: 'c', title: 'trivial route', method: 'GET', path: NOOP_PATH, connections: 50, delayMs: 0, expectedUpstream: null, target: 'service', group: 'service' },
+  { id: 'd', title: 'console passport', method: 'POST', path: CONSOLE_PATH, connections: 50, delayMs: 0, expectedUpstream: 1, target: 'service', group: 'service' },
+  // The floor at the loads of a and b50: what the service's CPU per profile is compared against.
+  profileScenario('fa', 50, 0, 'floor', 'floor', 'floor profile'),
+  profileScenario('fb50', 50, BENCH_DELAY_MS, 'floor', 'floor', 'floor profile'),
   // Calibration, not a scenario of the service: the sandbox's passport answer at the same delay, straight
   // from autocannon. It shows what the upstream and this machine's timers cost on their own.
-  { id: 'u5', title: 'sandbox alone, passport', method: 'POST', path: `${operations['passport.get_client'].path}/`, connections: 5, delayMs: BENCH_DELAY_MS, expectedUpstream: 1, target: 'sandbox' }
+  { id: 'u5', title: 'sandbox alone, passport', method: 'POST', path: `${operations['passport.get_client'].path}/`, connections: 5, delayMs: BENCH_DELAY_MS, expectedUpstream: 1, target: 'sandbox', group: 'calibration' }
 ]
-const only = args.only?.split(',').map(s => s.trim())
-const selected = only === undefined ? scenarios : scenarios.filter(s => only.includes(s.id))
-if (selected.length === 0) throw new Error(`--only names none of ${scenarios.map(s => s.id).join(', ')}`)
+
+function optionNames (): OptionName[] {
+  const list = args.variants.split(',').map(s => s.trim()).filter(s => s !== '' && s !== 'none')
+  for (const name of list) if (!(name in OPTIONS)) throw new Error(`--variants: ${name} is none of ${Object.keys(OPTIONS).join(', ')}`)
+  return list as OptionName[]
+}
+
+/** Options are loaded in two rounds at most: each has its own process, and the bench must stay under 4 minutes. */
+const OPTION_ROUNDS = 2
+
+function selectScenarios (): ScenarioInfo[] {
+  if (SWEEP) {
+    return [
+      ...FLAG_SETS.map((flags, i) => ({
+        ...profileScenario(`a@flags${i}`, 50, 0, `flags${i}`, 'flags'),
+        variant: flags.length === 0 ? '(none: Node\'s defaults)' : flags.join(' ')
+      })),
+      baseScenarios.find(s => s.id === 'fa')!
+    ]
+  }
+  const only = args.only?.split(',').map(s => s.trim())
+  const base = only === undefined ? baseScenarios : baseScenarios.filter(s => only.includes(s.id))
+  const options = optionNames().map(name => ({ ...profileScenario(`a@${name}`, 50, 0, `service@${name}`, 'option', OPTIONS[name]), variant: name }))
+  const selected = [...base, ...options]
+  if (selected.length === 0) throw new Error(`--only names none of ${baseScenarios.map(s => s.id).join(', ')}`)
+  return selected
+}
+const selected = selectScenarios()
 // A partial or profiled run is not the benchmark: it does not replace the committed report.
-const reportPath = args.out ?? (only === undefined && !args['cpu-prof'] ? REPORT_PATH : undefined)
+const fullRun = args.only === undefined && PROFILING === undefined && args['node-flags'] === undefined
+const reportPath = args.out ?? (SWEEP ? SWEEP_REPORT_PATH : fullRun && args.variants === DEFAULT_OPTIONS ? REPORT_PATH : undefined)
 
 const secret = (bytes: number) => randomBytes(bytes).toString('base64url')
 
@@ -119,17 +198,103 @@ const mib = (bytes: number) => Math.round(bytes / MiB * 10) / 10
 const cpuMicros = (cpu: NodeJS.CpuUsage) => cpu.user + cpu.system
 const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
 
-interface Wiring { service: Child, sandbox: Child, loads: Record<ScenarioId, Load> }
+async function freePort (): Promise<number> {
+  const server = createTcpServer().listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address() as AddressInfo
+  await new Promise(resolve => server.close(resolve))
+  return port
+}
 
-/** One request of each scenario by hand: the bench must measure the success path, not a fast error. */
-async function checkScenarios ({ service, sandbox, loads }: Wiring): Promise<void> {
-  for (const s of selected) {
-    const load = loads[s.id]
-    const res = await fetch((s.target === 'sandbox' ? sandbox.url : service.url) + s.path, {
-      method: s.method,
-      headers: load.headers,
-      ...(load.body === undefined ? {} : { body: load.body })
+/** One RESP command to a local Redis, its raw answer. */
+async function redisCommand (port: number, ...words: string[]): Promise<string> {
+  const socket = createConnection({ host: '127.0.0.1', port })
+  await once(socket, 'connect')
+  socket.end(`*${words.length}\r\n${words.map(w => `$${Buffer.byteLength(w)}\r\n${w}\r\n`).join('')}`)
+  let answer = ''
+  for await (const chunk of socket) answer += String(chunk)
+  return answer
+}
+
+/** A throwaway redis-server on a free port, no persistence: the Redis-backed rate limits' store. */
+async function startRedis (): Promise<{ url: string, commands (): Promise<number>, stop (): Promise<void> }> {
+  const port = await freePort()
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+  const exited = once(child, 'exit')
+  for (let i = 0; ; i++) {
+    try {
+      if ((await redisCommand(port, 'PING')).startsWith('+PONG')) break
+    } catch {}
+    if (i === 50 || child.exitCode !== null) throw new Error('redis-server did not start (is it installed?)')
+    await sleep(100)
+  }
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    async commands () {
+      const info = await redisCommand(port, 'INFO', 'stats')
+      return Number(/total_commands_processed:(\d+)/.exec(info)?.[1] ?? 0)
+    },
+    async stop () {
+      child.kill('SIGTERM')
+      await exited
+    }
+  }
+}
+
+/** A stand-in OTLP/HTTP collector: 200 to every POST /v1/traces, counted, so the tracing runs can show they exported. */
+async function startTraceSink (): Promise<{ url: string, exports: () => number, stop (): Promise<void> }> {
+  let exports = 0
+  const server = createHttpServer((req, res) => {
+    req.resume()
+    req.on('end', () => {
+      if (req.method === 'POST' && req.url?.startsWith('/v1/traces') === true) exports++
+      const json = String(req.headers['content-type']).includes('json')
+      res.writeHead(200, { 'content-type': json ? 'application/json' : 'application/x-protobuf' })
+      res.end(json ? '{}' : '')
     })
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}`,
+    exports: () => exports,
+    async stop () {
+      server.closeAllConnections()
+      await new Promise(resolve => server.close(resolve))
+    }
+  }
+}
+
+/** What a scenario sends besides its method and path; for the profile, a setup that picks each connection's clients. */
+interface Load {
+  headers: Record<string, string>
+  body?: string
+  /** A fresh setup for each run (it hands out clients to connections). */
+  setupClient?: (connections: number) => (client: AutocannonClient) => void
+}
+
+interface Wiring {
+  sandbox: Child
+  /** Every measured process by name: `service`, `floor`, `service@metrics`, `flags3`... */
+  processes: Map<string, Child>
+  profileLoad: Load
+  loads: Record<string, Load>
+  /** Bearer tokens of the bench clients, in client order. */
+  tokens: string[]
+}
+
+const loadOf = (w: Wiring, s: ScenarioInfo): Load => s.path === PROFILE_PATH ? w.profileLoad : w.loads[s.id]!
+const urlOf = (w: Wiring, s: ScenarioInfo): string => (s.target === 'sandbox' ? w.sandbox.url : w.processes.get(s.target)!.url) + s.path
+
+/**
+ * One request of each scenario by hand: the bench must measure the success path, not a fast error. And
+ * the floor must be honest: for the same client, its body and every service process's are deep-equal.
+ */
+async function checkScenarios (w: Wiring, scenarios: ScenarioInfo[]): Promise<void> {
+  for (const s of scenarios) {
+    const load = loadOf(w, s)
+    const res = await fetch(urlOf(w, s), { method: s.method, headers: load.headers, ...(load.body === undefined ? {} : { body: load.body }) })
     const body = await res.json() as Record<string, unknown>
     if (res.status !== 200) throw new Error(`${s.id}: ${s.method} ${s.path} answered ${res.status}: ${JSON.stringify(body)}`)
     if (s.path === PROFILE_PATH && (res.headers.has('x-degraded') || body.contractor === null)) {
@@ -137,17 +302,32 @@ async function checkScenarios ({ service, sandbox, loads }: Wiring): Promise<voi
     }
     if (s.path === CONSOLE_PATH && body.status !== 200) throw new Error(`${s.id}: the console's upstream answered ${String(body.status)}`)
   }
+  const floor = w.processes.get('floor')
+  if (floor === undefined) return
+  // IVANOV's record (no bonuses) and PETROVA's (bonuses).
+  for (const client of [0, 1]) {
+    const get = async (url: string) => await (await fetch(url + PROFILE_PATH, { headers: { authorization: w.tokens[client]! } })).json()
+    const expected = await get(floor.url)
+    for (const [name, child] of w.processes) {
+      if (name !== 'floor') deepStrictEqual(await get(child.url), expected, `${name} and the floor answer client ${client} differently`)
+    }
+  }
+}
+
+async function statsOf (w: Wiring, s: ScenarioInfo): Promise<ProcessStats | undefined> {
+  return s.target === 'sandbox' ? undefined : await w.processes.get(s.target)!.ask<ProcessStats>('stats')
 }
 
 async function measure (w: Wiring, s: ScenarioInfo, round: number, size: { amount: number } | { seconds: number }): Promise<Run> {
   await w.sandbox.ask('delay', s.delayMs)
-  await w.service.ask('resetPeak')
-  const [svc0, sbx0] = await Promise.all([w.service.ask<ServiceStats>('stats'), w.sandbox.ask<SandboxStats>('stats')])
-  const load = w.loads[s.id]
+  const measured = s.target === 'sandbox' ? undefined : w.processes.get(s.target)!
+  await measured?.ask('resetPeak')
+  const [p0, sbx0] = await Promise.all([statsOf(w, s), w.sandbox.ask<SandboxStats>('stats')])
+  const load = loadOf(w, s)
   const bench0 = process.cpuUsage()
   const started = performance.now()
   const result = await autocannon({
-    url: (s.target === 'sandbox' ? w.sandbox.url : w.service.url) + s.path,
+    url: urlOf(w, s),
     connections: s.connections,
     timeout: 10,
     method: s.method,
@@ -158,17 +338,18 @@ async function measure (w: Wiring, s: ScenarioInfo, round: number, size: { amoun
   })
   const wallUs = (performance.now() - started) * 1000
   const bench1 = process.cpuUsage(bench0)
-  const [svc1, sbx1] = await Promise.all([w.service.ask<ServiceStats>('stats'), w.sandbox.ask<SandboxStats>('stats')])
+  const [p1, sbx1] = await Promise.all([statsOf(w, s), w.sandbox.ask<SandboxStats>('stats')])
 
-  const served = svc1.served - svc0.served
   const completed = result.requests.total
+  // Per request the process counted; the calibration run sends nothing to a measured process.
+  const handled = p0 === undefined || p1 === undefined ? completed : p1.served - p0.served
   const upstream = (sbx1.counts.total + sbx1.counts.redirects) - (sbx0.counts.total + sbx0.counts.redirects)
   const redirects = sbx1.counts.redirects - sbx0.counts.redirects
-  const serviceCpu = cpuMicros(svc1.cpu) - cpuMicros(svc0.cpu)
+  const cpu = p0 === undefined || p1 === undefined ? 0 : cpuMicros(p1.cpu) - cpuMicros(p0.cpu)
+  const gcUs = p0 === undefined || p1 === undefined ? 0 : p1.gc.pauseUs - p0.gc.pauseUs
+  const allocated = p0 === undefined || p1 === undefined ? 0 : p1.allocatedBytes - p0.allocatedBytes
   const sandboxCpu = cpuMicros(sbx1.cpu) - cpuMicros(sbx0.cpu)
-  // Per request the service counted; the calibration run sends nothing to the service.
-  const handled = s.target === 'sandbox' ? completed : served
-  const perServed = (n: number) => handled === 0 ? 0 : n / handled
+  const perHandled = (n: number) => handled === 0 ? 0 : n / handled
   return {
     scenario: s.id,
     round,
@@ -183,31 +364,25 @@ async function measure (w: Wiring, s: ScenarioInfo, round: number, size: { amoun
     timeouts: result.timeouts,
     non2xx: result.non2xx,
     mismatches: result.mismatches,
-    served,
-    upstreamPerRequest: Math.round(perServed(upstream) * 1000) / 1000,
-    redirectsPerRequest: Math.round(perServed(redirects) * 1000) / 1000,
-    cpuUsPerRequest: Math.round(perServed(serviceCpu)),
+    served: handled,
+    upstreamPerRequest: Math.round(perHandled(upstream) * 1000) / 1000,
+    redirectsPerRequest: Math.round(perHandled(redirects) * 1000) / 1000,
+    cpuUsPerRequest: Math.round(perHandled(cpu)),
+    gcShare: cpu === 0 ? 0 : Math.round(gcUs / cpu * 1000) / 1000,
+    allocatedKiBPerRequest: Math.round(perHandled(allocated) / 1024 * 10) / 10,
     cpuShare: {
-      service: Math.round(serviceCpu / wallUs * 100) / 100,
+      service: Math.round(cpu / wallUs * 100) / 100,
       sandbox: Math.round(sandboxCpu / wallUs * 100) / 100,
       bench: Math.round(cpuMicros(bench1) / wallUs * 100) / 100
     },
-    peakRssMiB: mib(svc1.peak.rss),
-    memoryAtPeak: { heapTotalMiB: mib(svc1.peak.heapTotal), heapUsedMiB: mib(svc1.peak.heapUsed), externalMiB: mib(svc1.peak.external) }
+    peakRssMiB: p1 === undefined ? 0 : mib(p1.peak.rss),
+    memoryAtPeak: p1 === undefined
+      ? { heapTotalMiB: 0, heapUsedMiB: 0, externalMiB: 0 }
+      : { heapTotalMiB: mib(p1.peak.heapTotal), heapUsedMiB: mib(p1.peak.heapUsed), externalMiB: mib(p1.peak.external) }
   }
 }
 
-/** What a scenario sends besides its method and path; for the profile, a setup that picks each connection's clients. */
-interface Load {
-  headers: Record<string, string>
-  body?: string
-  /** A fresh setup for each run (it hands out clients to connections). */
-  setupClient?: (connections: number) => (client: AutocannonClient) => void
-}
-
-function loadsFor (jwtSecret: string, consoleKey: string, passportKey: string): Record<ScenarioId, Load> {
-  // Valid for ten minutes, longer than the whole bench.
-  const tokens = benchClients().map(c => `Bearer ${hs256(claimsFor(c.identity), jwtSecret)}`)
+function loadsFor (tokens: string[], consoleKey: string, passportKey: string): { profile: Load, byId: Record<string, Load> } {
   const profile: Load = {
     headers: { authorization: tokens[0]! },
     // Connection k sends the clients k, k + n, k + 2n... in turn: a connection's requests follow one
@@ -225,28 +400,30 @@ function loadsFor (jwtSecret: string, consoleKey: string, passportKey: string): 
     }
   }
   return {
-    a: profile,
-    b5: profile,
-    b50: profile,
-    b200: profile,
-    c: { headers: {} },
-    d: {
-      headers: { 'content-type': 'application/json', 'x-console-key': consoleKey },
-      body: JSON.stringify({ operation: 'passport.get_client', params: benchClient(0).identity })
-    },
-    // What the service's client sends for a passport lookup.
-    u5: {
-      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-authorization': passportKey },
-      body: JSON.stringify(benchClient(0).identity)
+    profile,
+    byId: {
+      c: { headers: {} },
+      d: {
+        headers: { 'content-type': 'application/json', 'x-console-key': consoleKey },
+        body: JSON.stringify({ operation: 'passport.get_client', params: benchClient(0).identity })
+      },
+      // What the service's client sends for a passport lookup.
+      u5: {
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-authorization': passportKey },
+        body: JSON.stringify(benchClient(0).identity)
+      }
     }
   }
 }
 
 function runLine (r: Run): string {
-  return `  ${r.scenario.padEnd(4)} round ${r.round}: ${String(r.rps).padStart(5)} req/s  p50 ${r.p50} p90 ${r.p90} p99 ${r.p99} ms` +
-    `  ${r.cpuUsPerRequest} µs/req  upstream/req ${r.upstreamPerRequest}  rss ${r.peakRssMiB} MiB` +
-    `  errors ${r.errors + r.timeouts + r.mismatches} non2xx ${r.non2xx}  (${r.requests} in ${r.seconds} s)`
+  return `  ${r.scenario.padEnd(10)} round ${r.round}: ${String(r.rps).padStart(5)} req/s  p50 ${r.p50} p99 ${r.p99} ms` +
+    `  ${r.cpuUsPerRequest} µs/req  gc ${Math.round(r.gcShare * 100)}%  ${r.allocatedKiBPerRequest} KiB/req  upstream/req ${r.upstreamPerRequest}` +
+    `  rss ${r.peakRssMiB} MiB  errors ${r.errors + r.timeouts + r.mismatches} non2xx ${r.non2xx}  (${r.requests} in ${r.seconds} s)`
 }
+
+/** A measured process: which entry, with what environment and node flags. */
+interface ProcessPlan { entry: string, env: Record<string, string>, flags: string[] }
 
 async function main (): Promise<void> {
   const began = performance.now()
@@ -255,34 +432,77 @@ async function main (): Promise<void> {
   const keys = { passport: secret(24), dealer: secret(24) }
   const jwtSecret = secret(32)
   const consoleKey = secret(24)
+  const metricsKey = secret(24)
   const rateLimits = rateLimitsOutOfTheWay()
+  const targets = [...new Set(selected.map(s => s.target).filter(t => t !== 'sandbox'))]
 
-  const warnings: string[] = []
+  const warnings = new Map<string, { count: number, first: string[] }>()
   let countWarnings = false
   const sandbox = await startChild(here('sandbox.ts'), { env: { SANDBOX_PASSPORT_KEY: keys.passport, SANDBOX_DEALER_KEY: keys.dealer } })
-  let service: Child | undefined
-  let profileDir: string | undefined
+  const processes = new Map<string, Child>()
+  let redis: Awaited<ReturnType<typeof startRedis>> | undefined
+  let sink: Awaited<ReturnType<typeof startTraceSink>> | undefined
   try {
-    profileDir = args['cpu-prof'] ? mkdtempSync(join(os.tmpdir(), 'bench-cpu-prof-')) : undefined
-    service = await startChild(here('service.ts'), {
-      env: {
-        HOST: '127.0.0.1',
-        PORT: '0',
-        LOG_LEVEL: 'warn',
-        UPSTREAM_URL: sandbox.url,
-        PASSPORT_API_KEY: keys.passport,
-        DEALER_API_KEY: keys.dealer,
-        AUTH_JWT_SECRET: jwtSecret,
-        CONSOLE_API_KEY: consoleKey,
-        ...rateLimits,
-        ...(profileDir === undefined ? {} : { BENCH_CPU_PROFILE_DIR: profileDir })
-      },
-      execArgv: NODE_FLAGS,
-      onLine: line => { if (countWarnings && line.trim() !== '') warnings.push(line) }
-    })
-    const wiring: Wiring = { service, sandbox, loads: loadsFor(jwtSecret, consoleKey, keys.passport) }
-    const atReady = await service.ask<ServiceStats>('stats')
-    await checkScenarios(wiring)
+    if (targets.includes('service@redis')) redis = await startRedis()
+    if (targets.some(t => t.startsWith('service@otel'))) sink = await startTraceSink()
+    const profileDir = PROFILING === undefined ? undefined : mkdtempSync(join(os.tmpdir(), `bench-${PROFILING}-prof-`))
+    const serviceEnv: Record<string, string> = {
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      UPSTREAM_URL: sandbox.url,
+      PASSPORT_API_KEY: keys.passport,
+      DEALER_API_KEY: keys.dealer,
+      AUTH_JWT_SECRET: jwtSecret,
+      CONSOLE_API_KEY: consoleKey,
+      ...rateLimits
+    }
+    const optionEnv = (name: OptionName): Record<string, string> => {
+      const tracing = (ratio: string) => ({
+        OTEL_EXPORTER_OTLP_ENDPOINT: sink!.url,
+        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+        OTEL_TRACES_SAMPLER_ARG: ratio
+      })
+      switch (name) {
+        case 'metrics': return { METRICS_API_KEY: metricsKey }
+        case 'redis': return { REDIS_URL: redis!.url }
+        case 'otel100': return tracing('1')
+        case 'otel10': return tracing('0.1')
+        case 'info': return { LOG_LEVEL: 'info' }
+      }
+    }
+    const plan = (target: string): ProcessPlan => {
+      if (target === 'floor') {
+        return { entry: 'floor.ts', env: { UPSTREAM_URL: sandbox.url, PASSPORT_API_KEY: keys.passport, DEALER_API_KEY: keys.dealer, AUTH_JWT_SECRET: jwtSecret }, flags: [] }
+      }
+      if (target === 'service') return { entry: 'service.ts', env: serviceEnv, flags: NODE_FLAGS }
+      if (target.startsWith('service@')) return { entry: 'service.ts', env: { ...serviceEnv, ...optionEnv(target.slice(8) as OptionName) }, flags: NODE_FLAGS }
+      return { entry: 'service.ts', env: serviceEnv, flags: FLAG_SETS[Number(target.slice('flags'.length))]! }
+    }
+    const plans = Object.fromEntries(targets.map(t => [t, plan(t)]))
+    for (const target of targets) {
+      const { entry, env, flags } = plans[target]!
+      const own = { count: 0, first: [] as string[] }
+      warnings.set(target, own)
+      processes.set(target, await startChild(here(entry), {
+        env: { ...env, ...(profileDir === undefined ? {} : { BENCH_PROFILE_DIR: profileDir, BENCH_PROFILE: PROFILING!, BENCH_PROCESS_NAME: target }) },
+        execArgv: flags,
+        onLine: line => {
+          // pino levels: 40 warn, 50 error, 60 fatal.
+          const level = Number(/"level":(\d+)/.exec(line)?.[1] ?? 0)
+          if (!countWarnings || level < 40) return
+          own.count++
+          if (own.first.length < 5) own.first.push(line)
+        }
+      }))
+    }
+    const tokens = benchClients().map(c => `Bearer ${hs256(claimsFor(c.identity), jwtSecret)}`)
+    const loads = loadsFor(tokens, consoleKey, keys.passport)
+    const wiring: Wiring = { sandbox, processes, profileLoad: loads.profile, loads: loads.byId, tokens }
+    const atReady = new Map<string, ProcessStats>()
+    for (const [name, child] of processes) atReady.set(name, await child.ask<ProcessStats>('stats'))
+    await checkScenarios(wiring, selected)
+    if (processes.has('floor')) process.stdout.write(`the floor's profiles deep-equal the service's (${[...processes.keys()].filter(n => n !== 'floor').join(', ')})\n`)
 
     process.stdout.write(`warm-up: ${WARMUP_SECONDS} s per scenario, discarded\n`)
     const lastRps = new Map<ScenarioId, number>()
@@ -295,11 +515,14 @@ async function main (): Promise<void> {
     await sleep(500)
 
     countWarnings = true
-    await service.ask('profileStart')
+    for (const child of processes.values()) await child.ask('profileStart')
+    const redisBefore = await redis?.commands()
+    const exportsBefore = sink?.exports()
     const runs: Run[] = []
-    process.stdout.write(`measured: ${ROUNDS} rounds of ${selected.map(s => s.id).join(', ')}, about ${RUN_SECONDS} s each\n`)
+    process.stdout.write(`measured: ${ROUNDS} rounds of ${selected.map(s => s.id).join(', ')} (options ${OPTION_ROUNDS} at most), about ${RUN_SECONDS} s each\n`)
     for (let round = 1; round <= ROUNDS; round++) {
       for (const s of selected) {
+        if (s.group === 'option' && round > OPTION_ROUNDS) continue
         // Whole requests per connection, sized to last about RUN_SECONDS at the latest measured rate.
         const perConnection = Math.max(10, Math.ceil((lastRps.get(s.id) ?? 100) * RUN_SECONDS / s.connections))
         const run = await measure(wiring, s, round, { amount: perConnection * s.connections })
@@ -309,18 +532,60 @@ async function main (): Promise<void> {
       }
     }
     countWarnings = false
-    const profile = await service.ask<string | undefined>('profileStop')
-    if (profile !== undefined) process.stdout.write(`service CPU profile of the measured rounds: ${profile}\n`)
+    for (const [name, child] of processes) {
+      const profile = await child.ask<string | undefined>('profileStop')
+      if (profile !== undefined) process.stdout.write(`${name}: ${PROFILING} profile of the measured rounds: ${profile}\n`)
+    }
 
-    const atEnd = await service.ask<ServiceStats>('stats')
-    const memory = { rssAtReadyMiB: mib(atReady.peak.rss), heapUsedAtReadyMiB: mib(atReady.peak.heapUsed), lifetimeMaxRssMiB: mib(atEnd.maxRss) }
+    // Whether each priced option was on at all: an option the service does not know yet is ignored by it.
+    const options: Array<{ option: string, title: string, active: boolean, evidence: string }> = []
+    for (const s of selected.filter(s => s.group === 'option')) {
+      const name = s.variant as OptionName
+      const child = processes.get(s.target)!
+      let evidence: string
+      let active: boolean
+      if (name === 'metrics') {
+        const status = (await fetch(`${child.url}/metrics`, { headers: { authorization: `Bearer ${metricsKey}` } })).status
+        active = status === 200
+        evidence = `GET /metrics answered ${status}`
+      } else if (name === 'redis') {
+        // Less the INFO command that read the count before.
+        const commands = (await redis!.commands()) - (redisBefore ?? 0) - 1
+        active = commands > 0
+        evidence = `redis-server processed ${commands} commands during the measured rounds`
+      } else if (name === 'info') {
+        active = true
+        evidence = 'LOG_LEVEL=info'
+      } else {
+        const exports = sink!.exports() - (exportsBefore ?? 0)
+        active = exports > 0
+        evidence = `the OTLP sink received ${exports} trace exports during the measured rounds`
+      }
+      options.push({ option: name, title: OPTIONS[name], active, evidence })
+    }
+
+    const atEnd = new Map<string, ProcessStats>()
+    for (const [name, child] of processes) atEnd.set(name, await child.ask<ProcessStats>('stats'))
+    const lifetimeRss: LifetimeRss = Object.fromEntries([...atEnd].map(([name, stats]) => [name, mib(stats.maxRss)]))
+    const service = atReady.get('service')
+    const memory = service === undefined
+      ? undefined
+      : { rssAtReadyMiB: mib(service.peak.rss), heapUsedAtReadyMiB: mib(service.peak.heapUsed), lifetimeMaxRssMiB: lifetimeRss.service! }
     const summaries = summarise(selected, runs)
-    const targets = evaluateTargets(summaries, runs, memory)
+    const base = summaries.find(s => s.id === 'a')
+    for (const o of options) {
+      const own = summaries.find(s => s.id === `a@${o.option}`)
+      if (base !== undefined && own !== undefined) o.evidence += `; CPU per profile ${(own.cpuUsPerRequest.median / base.cpuUsPerRequest.median).toFixed(2)} × the service's without it (a)`
+    }
+    const targetList = evaluateTargets(summaries, runs, memory)
     process.stdout.write('\n' + textTable(summaries) + '\n\n')
-    process.stdout.write('medians, (min–max) over the rounds; latency of 2xx answers at 1 ms resolution\n\n')
-    for (const t of targets) process.stdout.write(`${verdict(t).replaceAll('*', '').padEnd(14)} ${t.description}: ${t.measured} (limit ${t.limit})\n`)
-    process.stdout.write(`service RSS at ready ${memory.rssAtReadyMiB} MiB (heap used ${memory.heapUsedAtReadyMiB} MiB), lifetime max ${memory.lifetimeMaxRssMiB} MiB\n`)
-    if (warnings.length > 0) process.stdout.write(`\nthe service logged ${warnings.length} warn+ lines, first: ${warnings[0]}\n`)
+    process.stdout.write('medians, (min–max) over the rounds; latency of 2xx answers at 1 ms resolution; GC: main-thread pauses / process CPU\n\n')
+    process.stdout.write(sideBySideText(summaries, lifetimeRss) + '\n')
+    process.stdout.write('peak RSS here: the kernel\'s lifetime maxrss of each process\n\n')
+    for (const o of options) process.stdout.write(`option ${o.option}: ${o.active ? 'active' : 'NOT ACTIVE (the service ignores it)'}: ${o.evidence}\n`)
+    for (const t of targetList) process.stdout.write(`${verdict(t).replaceAll('*', '').padEnd(14)} ${t.description}: ${t.measured} (limit ${t.limit})\n`)
+    if (memory !== undefined) process.stdout.write(`service RSS at ready ${memory.rssAtReadyMiB} MiB (heap used ${memory.heapUsedAtReadyMiB} MiB), lifetime max ${memory.lifetimeMaxRssMiB} MiB\n`)
+    for (const [name, w] of warnings) if (w.count > 0) process.stdout.write(`\n${name} logged ${w.count} warn+ lines, first: ${w.first[0]}\n`)
 
     const report = {
       generatedAt: new Date().toISOString(),
@@ -328,34 +593,47 @@ async function main (): Promise<void> {
       label: args.label,
       machine: info,
       settings: {
+        mode: SWEEP ? 'flags sweep' : 'bench',
         rounds: ROUNDS,
+        optionRounds: OPTION_ROUNDS,
         runSeconds: RUN_SECONDS,
         warmupSeconds: WARMUP_SECONDS,
         order: 'interleaved: every scenario once per round, rounds in sequence',
         sizing: 'fixed request count per run (a whole number per connection), from the previous run of the scenario',
         latency: 'autocannon, 2xx answers only, 1 ms resolution',
-        cpu: 'process.cpuUsage() of the service (user + system) over the run, divided by the requests the service counted',
-        rss: 'per run: the service samples process.memoryUsage() every 50 ms and reports the sample with the highest RSS; ' +
-          'the target: the kernel\'s lifetime peak (getrusage maxrss), start-up and warm-up included',
-        upstream: 'sandbox counts (operation requests + 307 hops) over the run, divided by the requests the service counted',
+        cpu: 'process.cpuUsage() of the process under load (user + system) over the run, divided by the requests it counted',
+        gc: 'v8.GCProfiler in the process: main-thread pause time of every collection over the run, divided by the process CPU time',
+        allocation: 'v8.GCProfiler in the process: heap used now plus every byte the collector freed, over the run, per request (V8 heap only)',
+        rss: 'per run: the process samples process.memoryUsage() every 50 ms and reports the sample with the highest RSS; ' +
+          'the target and the side-by-side table: the kernel\'s lifetime peak (getrusage maxrss), start-up and warm-up included',
+        upstream: 'sandbox counts (operation requests + 307 hops) over the run, divided by the requests the process counted',
         service: { LOG_LEVEL: 'warn', rateLimits, upstreamDelayMs: BENCH_DELAY_MS, nodeFlags: NODE_FLAGS },
+        floor: 'bench/floor.ts, no node flags',
+        processes: Object.fromEntries(Object.entries(plans).map(([name, p]) => [name, {
+          entry: p.entry, flags: p.flags, env: Object.keys(p.env).filter(k => !(k in serviceEnv) || p.env[k] !== serviceEnv[k])
+        }])),
         clients: `${BENCH_CLIENT_COUNT} synthetic clients (the IVANOV and PETROVA records under their own identities), ` +
           'each connection sending its own clients in turn, so no two requests in flight share a client'
       },
       memory,
+      lifetimeMaxRssMiB: lifetimeRss,
+      options,
       scenarios: summaries,
-      targets,
-      serviceWarnings: { count: warnings.length, first: warnings.slice(0, 5) },
+      targets: targetList,
+      serviceWarnings: warnings.get('service') ?? { count: 0, first: [] },
+      warnings: Object.fromEntries(warnings),
       runs
     }
     if (reportPath !== undefined) {
       await writeReport(reportPath, report)
       process.stdout.write(`\nwrote ${reportPath}\n`)
     }
-    process.stdout.write('\n' + markdownTable(summaries) + '\n\n' + targetsTable(targets) + '\n')
+    process.stdout.write('\n' + markdownTable(summaries) + '\n\n' + sideBySideMarkdown(summaries, lifetimeRss) + '\n\n' + targetsTable(targetList) + '\n')
   } finally {
-    await service?.stop()
+    for (const child of processes.values()) await child.stop()
     await sandbox.stop()
+    await redis?.stop()
+    await sink?.stop()
     process.stdout.write(`bench took ${Math.round((performance.now() - began) / 1000)} s\n`)
   }
 }

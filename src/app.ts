@@ -5,7 +5,7 @@ import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/typ
 import type { Dispatcher } from 'undici'
 import { clientErrorHandler } from './client-errors.ts'
 import type { Config } from './config.ts'
-import { loggerOptions } from './logger.ts'
+import { AccessLogController, loggerOptions } from './logger.ts'
 import auth from './plugins/auth.ts'
 import docs from './plugins/docs.ts'
 import drain from './plugins/drain.ts'
@@ -42,6 +42,8 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
     ...(overrides.loggerInstance === undefined
       ? { logger: tracer === null ? logger : withTraceLogFields(logger) }
       : { loggerInstance: overrides.loggerInstance }),
+    // One access line per request (logger.ts).
+    logController: new AccessLogController(),
     genReqId: requestId,
     requestIdHeader: false,
     ...frontServerOptions(config),

@@ -1,5 +1,5 @@
 // pino options: JSON lines, and nothing secret in them whatever a log call passes.
-import type { FastifyServerOptions } from 'fastify'
+import { LogController, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import type { Config } from './config.ts'
 
 /** Paths pino censors: callers' tokens and keys, upstream keys, cookies. */
@@ -19,5 +19,25 @@ export function loggerOptions (config: Pick<Config, 'LOG_LEVEL'>): Exclude<Fasti
   return {
     level: config.LOG_LEVEL,
     redact: { paths: REDACT_PATHS, censor: '[redacted]' }
+  }
+}
+
+/**
+ * Fastify's request logging as one access line per request instead of two (`incoming request` at
+ * arrival, `request completed` at the end): the completed line carries the request's fields too
+ * (method, url, host, remote address and port), with the status, the response time and the request id.
+ * At `info`, the default, that halves the log lines (and their serializing) of every request. The
+ * arrival line is still written at `debug`, for a request that never completes.
+ */
+export class AccessLogController extends LogController {
+  override incomingRequest (request: FastifyRequest): void {
+    if (this.isLogDisabled(request)) return
+    request.log.debug({ req: request }, 'incoming request')
+  }
+
+  override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (this.isLogDisabled(request)) return
+    if (error) reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored')
+    else reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed')
   }
 }

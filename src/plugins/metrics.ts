@@ -197,9 +197,31 @@ export function createMetrics (): Metrics {
     return normal
   }
 
+  // Label objects built once per combination and reused: every value comes from a small known set
+  // (see above), so these maps stay small, and a request costs no label object of its own.
+  const exchangeLabels = new Map<string, Map<string, { operation: string, outcome: string }>>()
+  function labelsOfExchange (operation: string, outcome: string) {
+    let byOutcome = exchangeLabels.get(operation)
+    if (byOutcome === undefined) exchangeLabels.set(operation, byOutcome = new Map())
+    let labels = byOutcome.get(outcome)
+    if (labels === undefined) byOutcome.set(outcome, labels = { operation, outcome })
+    return labels
+  }
+  type ResponseLabels = { route: string, method: string, status_code: number }
+  const responseLabels = new Map<string, Map<string, Map<number, ResponseLabels>>>()
+  function labelsOfResponse (route: string, method: string, status: number): ResponseLabels {
+    let byMethod = responseLabels.get(route)
+    if (byMethod === undefined) responseLabels.set(route, byMethod = new Map())
+    let byStatus = byMethod.get(method)
+    if (byStatus === undefined) byMethod.set(method, byStatus = new Map())
+    let labels = byStatus.get(status)
+    if (labels === undefined) byStatus.set(status, labels = { route, method, status_code: status })
+    return labels
+  }
+
   const observer: MetricsObserver = {
     exchange (event) {
-      const labels = { operation: event.operation, outcome: event.outcome }
+      const labels = labelsOfExchange(event.operation, event.outcome)
       upstreamRequests.inc(labels)
       upstreamDuration.observe(labels, event.duration_ms / 1000)
       if (event.hops > 0) upstreamRedirects.inc({ operation: event.operation }, event.hops)
@@ -216,14 +238,15 @@ export function createMetrics (): Metrics {
     }
   }
 
-  // Hot path: Fastify already times every reply (`elapsedTime`), so a request costs two label lookups.
+  // Hot path: Fastify already times every reply (`elapsedTime`), so a request costs two samples under
+  // one cached label object.
   function recordResponse (request: FastifyRequest, reply: FastifyReply): void {
-    const labels = {
+    const labels = labelsOfResponse(
       // The pattern, never the raw URL: ids in paths and query strings stay out of the labels.
-      route: request.is404 ? 'not_found' : (request.routeOptions.url ?? 'unmatched'),
-      method: KNOWN_METHODS.has(request.method) ? request.method : 'other',
-      status_code: reply.statusCode
-    }
+      request.is404 ? 'not_found' : (request.routeOptions.url ?? 'unmatched'),
+      KNOWN_METHODS.has(request.method) ? request.method : 'other',
+      reply.statusCode
+    )
     httpRequests.inc(labels)
     httpDuration.observe(labels, reply.elapsedTime / 1000)
     // The profile names its missing sections in x-degraded; reading it keeps the route unaware of metrics.

@@ -5,7 +5,7 @@ import fp from 'fastify-plugin'
 import cors from '@fastify/cors'
 import { createRequire } from 'node:module'
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
-import type { FastifyHttpOptions } from 'fastify'
+import type { FastifyHttpOptions, FastifyReply } from 'fastify'
 import type HelmetModule from 'helmet'
 import { trustProxySetting, type Config } from '../config.ts'
 import { DOCS_PREFIX } from './docs.ts'
@@ -94,19 +94,29 @@ export function helmetHeaders (csp: Record<string, string[]>): HeaderSet {
   return headers
 }
 
-function applyHeaders (res: ServerResponse, headers: HeaderSet): void {
-  for (const name of headers.remove) res.removeHeader(name)
-  for (const [name, value] of headers.set) res.setHeader(name, value)
+/**
+ * The set with lower-case names, written on the reply rather than on the raw answer: Fastify hands its
+ * headers to writeHead() in one object, and a raw answer with no header set beforehand takes Node's
+ * fast path there. A raw setHeader() first sends every header of the answer through setHeader's
+ * per-header bookkeeping (a [name, value] pair, a lower-cased copy of a mixed-case name).
+ */
+function forReply (headers: HeaderSet): HeaderSet {
+  return { set: headers.set.map(([name, value]) => [name.toLowerCase(), value]), remove: headers.remove }
+}
+
+function applyHeaders (reply: FastifyReply, headers: HeaderSet): void {
+  for (const name of headers.remove) reply.raw.removeHeader(name)
+  for (const [name, value] of headers.set) reply.header(name, value)
 }
 
 export default fp<{ config: Config }>(async function security (fastify, { config }) {
   // Swagger UI's policy for the docs' routes, the API's for every other answer (unknown routes included).
-  const apiHeaders = helmetHeaders(API_CSP)
-  const docsHeaders = helmetHeaders(DOCS_CSP)
+  const apiHeaders = forReply(helmetHeaders(API_CSP))
+  const docsHeaders = forReply(helmetHeaders(DOCS_CSP))
   fastify.addHook('onRequest', function securityHeaders (request, reply, done) {
     const url = request.routeOptions.url
     const docs = url !== undefined && (url === DOCS_PREFIX || url.startsWith(`${DOCS_PREFIX}/`))
-    applyHeaders(reply.raw, docs ? docsHeaders : apiHeaders)
+    applyHeaders(reply, docs ? docsHeaders : apiHeaders)
     done()
   })
 

@@ -87,10 +87,16 @@ async function loadProfile (ctx: LoadContext, caller: Caller, headers: TracingHe
   // timeout signal among its sources once it feeds another AbortSignal.any() (the client's per-call
   // deadline), about 400 bytes lost per profile (one of the AbortSignal.any() retention bugs, cf.
   // nodejs/node#54614). Found by the soak.
+  // `gone` is linked by a listener removed at the end rather than by AbortSignal.any(): any() builds a
+  // composite signal with weak references to its sources and registers it with each of them, per profile;
+  // one controller aborted by either cause gives the calls the same signal and the same reason for less.
   const budget = new AbortController()
   const timer = setTimeout(() => { budget.abort(new DOMException('The profile budget ran out', 'TimeoutError')) }, budgetMs)
   timer.unref()
-  const signal = AbortSignal.any([budget.signal, gone])
+  const onGone = () => { budget.abort(gone.reason) }
+  if (gone.aborted) onGone()
+  else gone.addEventListener('abort', onGone, { once: true })
+  const signal = budget.signal
   try {
     // The passport call is capped at UPSTREAM_TIMEOUT_MS by the client, and by the budget through `signal`.
     const passport = await upstream.call('passport.get_client',
@@ -112,6 +118,7 @@ async function loadProfile (ctx: LoadContext, caller: Caller, headers: TracingHe
     }
   } finally {
     clearTimeout(timer)
+    gone.removeEventListener('abort', onGone)
   }
 }
 

@@ -2,6 +2,7 @@
 import { Compile, type Validator } from 'typebox/compile'
 import type { TSchema } from 'typebox'
 import { passThroughPaths, type SchemaPath } from './depth.ts'
+import { useFastFormats } from './formats.ts'
 import { operations, operationNames, type OperationName } from './operations.ts'
 
 export interface ContractError { path: string, message: string }
@@ -117,6 +118,7 @@ export interface OperationContracts {
 }
 
 export function compileOperationContracts (): Record<OperationName, OperationContracts> {
+  useFastFormats()
   const compiled = {} as Record<OperationName, OperationContracts>
   for (const name of operationNames) {
     const op = operations[name]

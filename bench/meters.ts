@@ -1,0 +1,119 @@
+// What a measured process (the service, the floor) reports about itself over IPC: CPU time, requests
+// served, a fine-grained peak RSS, the garbage collector's pauses and the bytes it allocated; and, on
+// request, V8's CPU profile or heap sampling profile of the measured rounds. Read inside the process it
+// describes, never over the HTTP paths being measured.
+import { writeFile } from 'node:fs/promises'
+import type { Server } from 'node:http'
+import { Session } from 'node:inspector/promises'
+import { join } from 'node:path'
+import v8 from 'node:v8'
+import type { Handlers } from './ipc.ts'
+
+/** How often memory is sampled; a run lasts seconds, so a short spike is still seen. */
+const MEMORY_SAMPLE_MS = 50
+
+export interface ProcessStats {
+  /** process.cpuUsage(): user and system microseconds since the process started. */
+  cpu: NodeJS.CpuUsage
+  /** HTTP requests that reached the server since it started. */
+  served: number
+  /** process.memoryUsage() when RSS was highest since the last `resetPeak` (bytes): what the peak is made of. */
+  peak: NodeJS.MemoryUsage
+  /** The kernel's lifetime peak (getrusage maxrss), in bytes: a check on the sampler. */
+  maxRss: number
+  /** Collections since the meters started, and the main thread's pause time they cost (µs). */
+  gc: { count: number, pauseUs: number }
+  /**
+   * Bytes allocated on the V8 heap since the meters started: the heap used now plus everything the
+   * collector freed. Node 24 has no `total_allocated_bytes`; v8.GCProfiler gives the heap used before
+   * and after every collection, so this is exact, and independent of load and of other processes.
+   */
+  allocatedBytes: number
+}
+
+export interface Meters {
+  handlers: Handlers
+  stop (): void
+}
+
+/**
+ * Starts metering this process. `server` is the measured HTTP server: a listener on it counts every
+ * request without adding anything to the path being measured. BENCH_PROFILE_DIR and BENCH_PROFILE
+ * (`cpu` or `heap`) ask for a V8 profile between `profileStart` and `profileStop`.
+ */
+export function startMeters (server: Server): Meters {
+  let served = 0
+  server.on('request', () => { served++ })
+  let peak = process.memoryUsage()
+  const sampler = setInterval(() => {
+    const now = process.memoryUsage()
+    if (now.rss > peak.rss) peak = now
+  }, MEMORY_SAMPLE_MS)
+
+  // A running GCProfiler gives its entries only when stopped: each read stops it, folds them in, restarts.
+  let gcProfiler = new v8.GCProfiler()
+  gcProfiler.start()
+  const gc = { count: 0, pauseUs: 0 }
+  let freed = 0
+  const startedUsed = v8.getHeapStatistics().used_heap_size
+  function readGc (): void {
+    const { statistics } = gcProfiler.stop()
+    gcProfiler = new v8.GCProfiler()
+    gcProfiler.start()
+    for (const entry of statistics) {
+      gc.count++
+      gc.pauseUs += entry.cost
+      freed += entry.beforeGC.heapStatistics.usedHeapSize - entry.afterGC.heapStatistics.usedHeapSize
+    }
+  }
+
+  const profileDir = process.env.BENCH_PROFILE_DIR
+  const kind = process.env.BENCH_PROFILE === 'heap' ? 'heap' : 'cpu'
+  const session = new Session()
+
+  const handlers: Handlers = {
+    stats: (): ProcessStats => {
+      readGc()
+      return {
+        cpu: process.cpuUsage(),
+        served,
+        peak,
+        maxRss: process.resourceUsage().maxRSS * 1024,
+        gc: { ...gc },
+        allocatedBytes: v8.getHeapStatistics().used_heap_size + freed - startedUsed
+      }
+    },
+    resetPeak: () => { peak = process.memoryUsage() },
+    async profileStart () {
+      if (profileDir === undefined) return
+      session.connect()
+      if (kind === 'cpu') {
+        await session.post('Profiler.enable')
+        await session.post('Profiler.setSamplingInterval', { interval: 100 })
+        await session.post('Profiler.start')
+      } else {
+        // Every allocation the sampler sees, collected or not: where the bytes per profile come from.
+        await session.post('HeapProfiler.startSampling', {
+          samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true
+        } as never)
+      }
+    },
+    async profileStop (): Promise<string | undefined> {
+      if (profileDir === undefined) return undefined
+      const profile = kind === 'cpu'
+        ? (await session.post('Profiler.stop')).profile
+        : (await session.post('HeapProfiler.stopSampling')).profile
+      session.disconnect()
+      const path = join(profileDir, `${process.env.BENCH_PROCESS_NAME ?? 'process'}-${Date.now()}.${kind === 'cpu' ? 'cpuprofile' : 'heapprofile'}`)
+      await writeFile(path, JSON.stringify(profile))
+      return path
+    }
+  }
+  return {
+    handlers,
+    stop () {
+      clearInterval(sampler)
+      gcProfiler.stop()
+    }
+  }
+}
