@@ -2,8 +2,8 @@
 // from the environment the bench gives it (no .env, no MockAgent, pino at the level it is told). It
 // measures itself (bench/meters.ts), read by the bench over IPC.
 import { Type } from 'typebox'
-import { buildApp } from '../src/app.ts'
 import { loadConfig } from '../src/config.ts'
+import { startTracing } from '../src/tracing/start.ts'
 import { serveParent } from './ipc.ts'
 import { startMeters } from './meters.ts'
 
@@ -12,6 +12,10 @@ export const NOOP_PATH = '/bench/noop'
 
 async function main (): Promise<void> {
   const config = loadConfig(process.env)
+  // As server.ts does: tracing (OTEL_* variables) starts before the app is imported, so the tracing
+  // variants of the bench price what production runs.
+  const tracing = await startTracing(process.env)
+  const { buildApp } = await import('../src/app.ts')
   const app = await buildApp(config)
   // Registered after the app's own plugins, at the root, so every global hook runs for it too.
   app.get(NOOP_PATH, {
@@ -28,6 +32,7 @@ async function main (): Promise<void> {
     async close () {
       meters.stop()
       await app.close()
+      await tracing?.shutdown()
     }
   })
 }
