@@ -3,6 +3,7 @@
 // limits key on the caller's address as nginx forwarded it (TRUST_PROXY names nginx; a forged
 // X-Forwarded-For from anyone else is ignored), and SIGTERM to one instance while profiles stream
 // through nginx loses none of them.
+import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import { signToken } from '../../src/auth/sign.ts'
 import { startSandboxUpstream } from '../../src/sandbox/upstream.ts'
@@ -50,9 +51,16 @@ async function cluster (t: Test, binaries: { 'redis-server': string, nginx: stri
 }
 
 /** The client addresses an instance logged for its answered requests to `url`. */
+// The access line is written once the answer is sent, so it may reach the test just after the answer.
 const servedTo = (instance: ServerProcess, url: string) => instance.logs
-  .filter(line => line.msg === 'incoming request' && (line.req as { url: string }).url === url)
+  .filter(line => line.msg === 'request completed' && (line.req as { url: string }).url === url)
   .map(line => (line.req as { remoteAddress: string }).remoteAddress)
+
+/** Whether `check` holds once the instances' last log lines are in (a bounded wait, not a timing). */
+async function eventually (check: () => boolean): Promise<boolean> {
+  for (let i = 0; i < 100 && !check(); i++) await sleep(20)
+  return check()
+}
 
 const binaries = requireBinaries(t, ['redis-server', 'nginx'])
 
@@ -66,7 +74,7 @@ if (binaries !== undefined) {
     t.same(answers.map(a => a.status), [...Array(limit).fill(200), 429], `${limit} profiles of one client, then 429`)
     t.same(answers.slice(0, limit).map(a => a.headers['x-ratelimit-remaining']), ['5', '4', '3', '2', '1', '0'])
     for (const [i, instance] of instances.entries()) {
-      t.ok(servedTo(instance, PROFILE).length >= 2, `instance ${i + 1} served its share`)
+      t.ok(await eventually(() => servedTo(instance, PROFILE).length >= 2), `instance ${i + 1} served its share`)
     }
 
     // Refused credentials count per caller address as nginx forwarded it, across both instances.
@@ -77,7 +85,7 @@ if (binaries !== undefined) {
     t.equal(forged.status, 429, 'a forged X-Forwarded-For from the caller does not buy a fresh budget')
     const other = await get(`${nginx}${PROFILE}`, BAD, CALLER_B)
     t.equal(other.status, 401, `${CALLER_B} has its own budget`)
-    t.ok(instances.some(instance => servedTo(instance, PROFILE).includes(CALLER_B)), 'the instances saw the caller\'s address, not nginx\'s')
+    t.ok(await eventually(() => instances.some(instance => servedTo(instance, PROFILE).includes(CALLER_B))), 'the instances saw the caller\'s address, not nginx\'s')
 
     // Straight to an instance from an address that is not the trusted hop: its X-Forwarded-For is ignored.
     const direct = await get(`${instances[0]!.url}${PROFILE}`, { ...BAD, 'x-forwarded-for': CALLER_B }, CALLER_A)
@@ -104,7 +112,7 @@ if (binaries !== undefined) {
     await Promise.all(callers)
 
     t.ok(leaving.logs.some(line => line.msg === 'shutting down'), 'the instance shut down on SIGTERM')
-    t.ok(servedTo(leaving, PROFILE).length > 0, 'it had served part of the stream')
+    t.ok(await eventually(() => servedTo(leaving, PROFILE).length > 0), 'it had served part of the stream')
     const failed = answers.filter(a => a.status !== 200).map(a => `${a.status} ${a.body}`)
     t.same(failed, [], `all ${answers.length} profiles answered 200, ${answers.length - atExit} of them after the instance exited`)
   })

@@ -50,7 +50,7 @@ t.test('a contractor whose last_dealer nests 200,000 deep degrades the contracto
 })
 
 t.test('a passport nested 200,000 deep is 502 UPSTREAM_BAD_RESPONSE, and does not open the breaker', async t => {
-  const { app, upstream } = await buildTestApp(t, { UPSTREAM_BREAKER_THRESHOLD: '2' })
+  const { app, upstream } = await buildTestApp(t, { UPSTREAM_BREAKER_MIN_CALLS: '2' })
   answer(upstream, 'passport.get_client', deepPassport, 3)
   for (let i = 0; i < 3; i++) {
     const res = await profile(app)
@@ -83,7 +83,7 @@ t.test('the console shows a too deep answer as text, redacted, instead of a 500'
 })
 
 t.test('liveness is answered while several hostile answers are processed', async t => {
-  const { app, upstream, agent } = await buildTestApp(t, { UPSTREAM_BREAKER_THRESHOLD: '100' })
+  const { app, upstream, agent } = await buildTestApp(t, { UPSTREAM_BREAKER_MIN_CALLS: '100' })
   answer(upstream, 'passport.get_client', deepPassport, 3)
   answer(upstream, 'passport.get_client', hugePassport, 3)
   const hostile = Array.from({ length: 6 }, () => profile(app, anotherClient()))

@@ -97,9 +97,9 @@ t.test('a profile: SERVER span in the caller trace, the profile work, one exchan
     t.equal(hop.name, 'POST')
     t.match(hop.attributes, {
       'http.request.method': 'POST',
-      'url.full': `http://upstream.test${operations[operation].path}`,
+      'url.full': `https://upstream.test${operations[operation].path}`,
       'server.address': 'upstream.test',
-      'server.port': 80,
+      'server.port': 443,
       'http.response.status_code': 200,
       'bff.upstream.operation': operation,
       'bff.upstream.hop': 0
@@ -154,8 +154,8 @@ t.test('a 307 hop is a CLIENT span of its own under the same exchange, and a lat
   t.match(exchange.attributes, { 'bff.upstream.outcome': 'ok', 'http.response.status_code': 200, 'bff.upstream.redirects': 1 })
   const hops = childrenOf(exchange).sort((a, b) => Number(a.attributes['bff.upstream.hop']) - Number(b.attributes['bff.upstream.hop']))
   t.strictSame(hops.map(h => [h.kind, h.attributes['bff.upstream.hop'], h.attributes['http.response.status_code'], h.attributes['url.full']]), [
-    [SpanKind.CLIENT, 0, 307, `http://upstream.test${path}`],
-    [SpanKind.CLIENT, 1, 200, `http://upstream.test${path}/`]
+    [SpanKind.CLIENT, 0, 307, `https://upstream.test${path}`],
+    [SpanKind.CLIENT, 1, 200, `https://upstream.test${path}/`]
   ])
   t.ok(hops.every(h => status(h) === SpanStatusCode.UNSET), 'a redirect is not an error')
   const passportCalls = received.filter(r => r.operation === 'passport.get_client')
@@ -220,7 +220,7 @@ t.test('each passport failure mapping', async t => {
 })
 
 t.test('an open breaker: the refusal is an event with its state, no hop is sent', async t => {
-  const { app, upstream } = await buildTestApp(t, { UPSTREAM_BREAKER_THRESHOLD: '1', UPSTREAM_BREAKER_HALF_OPEN_MS: '60000' })
+  const { app, upstream } = await buildTestApp(t, { UPSTREAM_BREAKER_MIN_CALLS: '1', UPSTREAM_BREAKER_HALF_OPEN_MS: '60000' })
   fake(upstream, { 'passport.get_client': { status: 500, body: {} } })
   t.equal((await app.inject({ url: PROFILE, headers: bearer(TOKEN) })).statusCode, 502)
   exporter.reset()
