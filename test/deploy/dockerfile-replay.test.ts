@@ -12,6 +12,7 @@ import { signToken } from '../../src/auth/sign.ts'
 import { ivanov } from '../../src/sandbox/seed.ts'
 import { startSandboxUpstream } from '../../src/sandbox/upstream.ts'
 import { DEALER_KEY, JWT_SECRET, PASSPORT_KEY } from '../helpers/build-app.ts'
+import { untilListening, type LogLine } from '../helpers/server-logs.ts'
 import { buildContextFiles, dockerfileSteps, ROOT, type Step } from '../helpers/dockerfile.ts'
 
 // An npm ci of the production tree from a warm cache, then a service start: more than tap's default.
@@ -153,22 +154,8 @@ t.test('the CMD serves readiness, a profile from the sandbox upstream and the Op
   })
   let stderr = ''
   child.stderr.setEncoding('utf8').on('data', (text: string) => { stderr += text })
-  const messages: string[] = []
-  const base = await new Promise<string>((resolve, reject) => {
-    let buffered = ''
-    child.stdout.setEncoding('utf8').on('data', (text: string) => {
-      buffered += text
-      const lines = buffered.split('\n')
-      buffered = lines.pop()!
-      for (const line of lines) {
-        const { msg } = JSON.parse(line) as { msg: string }
-        messages.push(msg)
-        const listening = /^Server listening at (http:\/\/\S+)$/.exec(msg)
-        if (listening !== null) resolve(listening[1]!)
-      }
-    })
-    child.once('exit', code => reject(new Error(`the service exited (${code}) before listening:\n${stderr}`)))
-  })
+  const logs: LogLine[] = []
+  const base = await untilListening(child, logs, () => stderr)
 
   const ready = await fetch(`${base}/health/ready`)
   t.equal(ready.status, 200)
@@ -188,5 +175,5 @@ t.test('the CMD serves readiness, a profile from the sandbox upstream and the Op
   // node is the main process: the orchestrator's SIGTERM reaches the graceful shutdown.
   child.kill('SIGTERM')
   t.equal(await exited, 0, 'exits 0 on SIGTERM')
-  t.ok(messages.includes('shut down'), 'after shutting down gracefully')
+  t.ok(logs.some(line => line.msg === 'shut down'), 'after shutting down gracefully')
 })

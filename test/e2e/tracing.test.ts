@@ -15,6 +15,7 @@ import { startOtlpReceiver } from '../../src/sandbox/otlp-receiver.ts'
 import { startSandboxUpstream } from '../../src/sandbox/upstream.ts'
 import { CONSOLE_KEY, DEALER_KEY, JWT_SECRET, PASSPORT_KEY } from '../helpers/build-app.ts'
 import { listenLocally } from '../helpers/local-server.ts'
+import { untilListening, type LogLine } from '../helpers/server-logs.ts'
 
 const SERVER = fileURLToPath(new URL('../../src/server.ts', import.meta.url))
 const TRACE_ID = '0af7651916cd43dd8448eb211c80319c'
@@ -65,24 +66,10 @@ async function startService (t: Test, env: Record<string, string>) {
     await exited
     rmSync(cwd, { recursive: true, force: true })
   })
-  const logs: Array<Record<string, unknown>> = []
+  const logs: LogLine[] = []
   let stderr = ''
   child.stderr.setEncoding('utf8').on('data', (text: string) => { stderr += text })
-  const url = await new Promise<string>((resolve, reject) => {
-    let buffered = ''
-    child.stdout.setEncoding('utf8').on('data', (text: string) => {
-      buffered += text
-      const lines = buffered.split('\n')
-      buffered = lines.pop()!
-      for (const line of lines) {
-        const entry = JSON.parse(line) as Record<string, unknown>
-        logs.push(entry)
-        const listening = /^Server listening at (http:\/\/\S+)$/.exec(String(entry.msg))
-        if (listening !== null) resolve(listening[1]!)
-      }
-    })
-    child.once('exit', code => reject(new Error(`the service exited (${code}) before listening: ${stderr}`)))
-  })
+  const url = await untilListening(child, logs, () => stderr)
   const stop = async () => {
     child.kill('SIGTERM')
     return await exited

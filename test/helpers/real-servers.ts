@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os'
 import { delimiter, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
+import { untilListening, type LogLine } from './server-logs.ts'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 /** The nginx site the README shows; the test runs it with its own addresses and port. */
@@ -175,7 +176,7 @@ ${site}
   return { url: `http://127.0.0.1:${port}`, port }
 }
 
-export interface LogLine { level: number, msg: string, [key: string]: unknown }
+export type { LogLine }
 
 export interface ServerProcess {
   child: ChildProcess
@@ -193,21 +194,7 @@ export async function startServerProcess (t: Test, env: Record<string, string>):
     rmSync(cwd, { recursive: true, force: true })
   })
   const logs: LogLine[] = []
-  const url = await new Promise<string>((resolve, reject) => {
-    let buffered = ''
-    server.child.stdout!.setEncoding('utf8').on('data', (text: string) => {
-      buffered += text
-      const lines = buffered.split('\n')
-      buffered = lines.pop()!
-      for (const line of lines) {
-        const entry = JSON.parse(line) as LogLine
-        logs.push(entry)
-        const listening = /^Server listening at (http:\/\/\S+)$/.exec(entry.msg)
-        if (listening !== null) resolve(listening[1]!)
-      }
-    })
-    server.child.once('exit', code => reject(new Error(`the server exited (${code}) before listening: ${server.stderr()}`)))
-  })
+  const url = await untilListening(server.child, logs, server.stderr)
   return { child: server.child, url, logs, exited: server.exited }
 }
 

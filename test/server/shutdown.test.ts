@@ -13,6 +13,7 @@ import t, { type Test } from 'tap'
 import { Agent, request as undiciRequest } from 'undici'
 import { startSandboxUpstream, type SandboxUpstream } from '../../src/sandbox/upstream.ts'
 import { DEALER_KEY, JWT_SECRET, PASSPORT_KEY } from '../helpers/build-app.ts'
+import { untilListening, type LogLine } from '../helpers/server-logs.ts'
 import { hs256 } from '../helpers/tokens.ts'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
@@ -20,8 +21,6 @@ const SERVER = join(ROOT, 'src/server.ts')
 // Each upstream answer (the 307 to the slash path included) is held this long, so a profile request
 // is in flight for several of them: long enough to send a signal and probe the listener meanwhile.
 const UPSTREAM_DELAY_MS = 500
-
-interface LogLine { level: number, msg: string, [key: string]: unknown }
 
 interface Server {
   child: ChildProcess
@@ -59,21 +58,7 @@ async function startServer (t: Test, sandbox: SandboxUpstream, env: Record<strin
   const logs: LogLine[] = []
   let stderr = ''
   child.stderr!.setEncoding('utf8').on('data', (text: string) => { stderr += text })
-  const url = await new Promise<string>((resolve, reject) => {
-    let buffered = ''
-    child.stdout!.setEncoding('utf8').on('data', (text: string) => {
-      buffered += text
-      const lines = buffered.split('\n')
-      buffered = lines.pop()!
-      for (const line of lines) {
-        const entry = JSON.parse(line) as LogLine
-        logs.push(entry)
-        const listening = /^Server listening at (http:\/\/\S+)$/.exec(entry.msg)
-        if (listening !== null) resolve(listening[1]!)
-      }
-    })
-    child.once('exit', code => reject(new Error(`the server exited (${code}) before listening: ${stderr}`)))
-  })
+  const url = await untilListening(child, logs, () => stderr)
   return { child, url, logs, exited }
 }
 
