@@ -4,7 +4,7 @@
 // Off unless METRICS_API_KEY is set; a scrape then needs `Authorization: Bearer <METRICS_API_KEY>`.
 import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import type { Registry } from 'prom-client'
 import type { Config } from '../config.ts'
 import { UnauthorizedError } from '../errors.ts'
 import { consoleKeyCheck } from '../routes/console.ts'
@@ -112,7 +112,10 @@ export function normalizeContractPath (path: string): string {
   return normal.slice(0, MAX_PATH_LENGTH)
 }
 
-export function createMetrics (): Metrics {
+/** prom-client, imported only when metrics are on: unused, it would cost every instance about 2 MiB of heap. */
+export type PromClient = typeof import('prom-client')
+
+export function createMetrics ({ collectDefaultMetrics, Counter, Gauge, Histogram, Registry }: PromClient): Metrics {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
   const registers = [registry]
@@ -266,9 +269,10 @@ export default fp<{ config: Pick<Config, 'METRICS_API_KEY'> }>(async function me
     fastify.decorate('metrics', null)
     return
   }
-  const metrics = createMetrics()
+  const prom = await import('prom-client')
+  const metrics = createMetrics(prom)
   fastify.decorate('metrics', metrics)
-  if (fastify.hasDecorator('redis') && fastify.redis !== null) redisMetrics(metrics.registry, fastify.redis)
+  if (fastify.hasDecorator('redis') && fastify.redis !== null) redisMetrics(prom, metrics.registry, fastify.redis)
   fastify.addHook('onResponse', function recordResponse (request, reply, done) {
     metrics.recordResponse(request, reply)
     done()

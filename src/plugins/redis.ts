@@ -6,9 +6,10 @@
 // errors to @fastify/rate-limit with skipOnError); state changes are logged once, failures counted.
 import { once } from 'node:events'
 import fp from 'fastify-plugin'
-import { Redis } from 'ioredis'
-import { Counter, Gauge, type Registry } from 'prom-client'
+import type { Redis } from 'ioredis'
+import type { Registry } from 'prom-client'
 import type { Config } from '../config.ts'
+import type { PromClient } from './metrics.ts'
 
 /** `connecting` until the first connection, `up` while it answers, `down` while unreachable or slow. */
 export const REDIS_STATES = ['connecting', 'up', 'down'] as const
@@ -52,8 +53,8 @@ interface StateLog {
 }
 
 /** The client and its state; `url` is never logged (it may carry a password). */
-export function connectRedis (url: string, config: RedisConfig, log: StateLog): SharedRedis {
-  const client = new Redis(url, {
+export function connectRedis (RedisClient: typeof Redis, url: string, config: RedisConfig, log: StateLog): SharedRedis {
+  const client = new RedisClient(url, {
     connectTimeout: config.REDIS_CONNECT_TIMEOUT_MS,
     commandTimeout: config.REDIS_TIMEOUT_MS,
     // While disconnected a command fails at once rather than waiting in a queue for a reconnection.
@@ -116,7 +117,7 @@ async function firstConnection (client: Redis, ms: number): Promise<void> {
 }
 
 /** Redis's gauges for /metrics, read when scraped. */
-export function redisMetrics (registry: Registry, redis: SharedRedis): void {
+export function redisMetrics ({ Counter, Gauge }: PromClient, registry: Registry, redis: SharedRedis): void {
   const registers = [registry]
   /* eslint-disable no-new -- prom-client metrics live in the registry they are given */
   new Gauge({
@@ -142,7 +143,9 @@ export default fp<{ config: Config }>(async function redisPlugin (fastify, { con
     fastify.decorate('redis', null)
     return
   }
-  const redis = connectRedis(config.REDIS_URL, config, fastify.log)
+  // Imported only when configured: unused, ioredis would cost every instance about 2 MiB of heap.
+  const { Redis } = await import('ioredis')
+  const redis = connectRedis(Redis, config.REDIS_URL, config, fastify.log)
   fastify.decorate('redis', redis)
   // The first requests count too: start-up waits for the first connection, unless it fails or takes
   // longer than a connection attempt may (then Redis is down, and the service starts without it).

@@ -1,5 +1,6 @@
 // GET /metrics through the whole app (inject) with the upstream faked by MockAgent: who may scrape, what
 // each front request and upstream exchange records, and that no label carries anything about a user.
+import * as prom from 'prom-client'
 import t from 'tap'
 import * as fx from '../../schemas/fixtures.ts'
 import { createDriftTracker, createMetrics, MAX_CONTRACT_PATHS, MAX_PASSTHROUGH_PATHS, normalizeContractPath, OTHER_PATH } from '../../src/plugins/metrics.ts'
@@ -180,7 +181,7 @@ t.test('contract path labels: indexes folded, odd characters replaced, length an
   t.equal(normalizeContractPath('/data/ключ x"y'), '/data/_____x_y')
   t.ok(normalizeContractPath(`/${'a'.repeat(500)}`).length <= 120)
 
-  const metrics = createMetrics()
+  const metrics = createMetrics(prom)
   for (let i = 0; i < MAX_CONTRACT_PATHS + 50; i++) {
     metrics.observer.exchange({
       operation: 'dealer.client',
@@ -212,7 +213,7 @@ t.test('the upstream client reports its breakers to the gauge', async t => {
 })
 
 t.test('breaker state gauge: 0 closed, 1 half-open, 2 open', async t => {
-  const metrics = createMetrics()
+  const metrics = createMetrics(prom)
   const state = async () => value(parse(await metrics.registry.metrics()), 'bff_upstream_breaker_state', { operation: 'dealer.discount' })
   t.equal(await state(), 0)
   metrics.observer.breaker('dealer.discount', 'open')
