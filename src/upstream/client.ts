@@ -163,7 +163,7 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
       },
       body: JSON.stringify(params),
       signal: limit.signal,
-      deadline: limit.deadline,
+      deadline: limit,
       maxRedirects,
       redirectTarget: slashed[name],
       maxBodyBytes,

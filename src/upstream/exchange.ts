@@ -14,8 +14,8 @@ export interface WireRequest {
   headers: Record<string, string>
   body: string
   signal: AbortSignal
-  /** Aborted by our own deadline rather than by the caller's signal. */
-  deadline: AbortSignal
+  /** Tells whether our own deadline, rather than the caller's signal, ended the exchange. */
+  deadline: { readonly timedOut: boolean }
   maxRedirects: number
   /** The one location a redirect may lead to: the operation's documented URL plus a trailing slash. */
   redirectTarget: URL
@@ -173,7 +173,7 @@ function fail (req: WireRequest, reason: FailureReason, cause?: unknown): Error 
 
 /** A transport error is a timeout when a signal ended it, otherwise the upstream could not be reached. */
 function failFromTransport (req: WireRequest, cause: unknown): Error {
-  if (req.deadline.aborted) return fail(req, 'timeout', cause)
+  if (req.deadline.timedOut) return fail(req, 'timeout', cause)
   if (req.signal.aborted) return fail(req, 'aborted', cause)
   if (cause instanceof undiciErrors.HeadersTimeoutError || cause instanceof undiciErrors.BodyTimeoutError) {
     return fail(req, 'timeout', cause)
