@@ -127,8 +127,8 @@ t.test('a failure rate over the window: it opens only past the rate, once the wi
   t.match(up.events.at(-1), { operation: 'dealer.discount', outcome: 'breaker_open', status: null, hops: 0, contractErrors: [] })
 })
 
-t.test('the minimum volume is exact whatever the window: cockatiel rounds its buckets, min-calls is not rounded', async t => {
-  // 61 buckets of 992 ms: a window cockatiel cannot split evenly.
+t.test('the minimum volume is exact whatever the window: the buckets are rounded, min-calls is not', async t => {
+  // 61 buckets of 992 ms: a window that cannot be split evenly.
   for (const windowMs of [60_500, 1_234]) {
     t.test(`${windowMs} ms`, async t => {
       const up = breakerUpstream(t, 7, { breaker: { failureRatePercent: 50, minCalls: 7, windowMs, halfOpenAfterMs: 600_000 } })
