@@ -1,10 +1,11 @@
-// The serializer's nullable rewrite: fewer anyOf for fast-json-stringify to validate, the same bytes out.
+// The serializers: JSON.stringify of the schema's projection, and the nullable rewrite for the schemas left to
+// fast-json-stringify. Either way the JSON written is the one fast-json-stringify writes from the schema.
 import { createRequire } from 'node:module'
 import t from 'tap'
 import * as fx from '../schemas/fixtures.ts'
 import { Profile } from '../schemas/profile.ts'
 import { collectShared, toRefs } from '../src/plugins/shared-schemas.ts'
-import { nullableForSerializer } from '../src/serializer.ts'
+import { nullableForSerializer, projectionSerializer } from '../src/serializer.ts'
 
 const fastJsonStringify = createRequire(createRequire(import.meta.url).resolve('fastify'))('fast-json-stringify') as
   (schema: unknown, options: { schema: Record<string, unknown> }) => (value: unknown) => string
@@ -43,4 +44,38 @@ t.test('a profile serializes to the same bytes, with sections and fields null or
     t.equal(bytes, before(profile), name)
     t.strictSame(JSON.parse(bytes), profile, `${name}: every field, nulls included`)
   }
+})
+
+t.test('the projection writes the JSON fast-json-stringify writes, undeclared fields dropped the same', async t => {
+  const fjs = fastJsonStringify({ $ref: 'Profile' }, { schema: shared })
+  const projected = projectionSerializer({ $ref: 'Profile' }, shared)
+  if (projected === undefined) throw new Error('the Profile must take the projection')
+  const [full, degraded] = (Profile as { examples?: unknown[] }).examples ?? []
+  const extra = { secret: 'must not leave', nested: { deep: true } }
+  const withExtras = {
+    ...(full as Record<string, unknown>),
+    ...extra,
+    client: { ...fx.client, ...extra, client_data: { ...fx.clientDataReg, ...extra } },
+    catalog_cars_view: [{ ...fx.breadcrumb, ...extra, data: { ...fx.breadcrumbData, ...extra } }],
+    // The discount data is open (additionalProperties: true): its undocumented fields pass, as before.
+    discount: { ...fx.discountWithBonuses.data, undocumented_bonus: 5 },
+    contractor: { ...fx.contractor, ...extra, last_dealer: { name: 'Kia Center', ...extra } }
+  }
+  for (const [name, profile] of Object.entries({ full, degraded, withExtras })) {
+    const written = JSON.parse(projected(profile))
+    t.strictSame(written, JSON.parse(fjs(profile)), name)
+  }
+  const written = JSON.parse(projected(withExtras))
+  t.notOk('secret' in written, 'an undeclared top-level field is dropped')
+  t.notOk('secret' in written.client || 'secret' in written.client.client_data || 'secret' in written.catalog_cars_view[0], 'and nested ones')
+  t.equal(written.discount.undocumented_bonus, 5, 'an open object keeps its fields')
+  t.strictSame(written.contractor.last_dealer, { name: 'Kia Center', ...extra }, 'the undescribed last_dealer passes whole')
+  t.throws(() => projected({ ...(full as Record<string, unknown>), uid_client: undefined }), /"uid_client" is required!/, 'a missing required field is a bug, not an answer')
+})
+
+t.test('a schema the projection does not support stays with fast-json-stringify', async t => {
+  t.equal(projectionSerializer({ anyOf: [{ type: 'string' }, { type: 'number' }] }, {}), undefined, 'a union of two types')
+  t.equal(projectionSerializer({ type: 'object', patternProperties: { '^x': { type: 'string' } } }, {}), undefined, 'patternProperties')
+  t.equal(projectionSerializer({ $ref: 'Missing' }, {}), undefined, 'an unknown $ref')
+  t.equal(projectionSerializer({ type: 'object', properties: { a: { type: 'string' } } }, {})?.({ a: 'x', b: 1 }), '{"a":"x"}')
 })
