@@ -485,7 +485,7 @@ async function main (): Promise<void> {
       const own = { count: 0, first: [] as string[] }
       warnings.set(target, own)
       processes.set(target, await startChild(here(entry), {
-        env: { ...env, ...(profileDir === undefined ? {} : { BENCH_PROFILE_DIR: profileDir, BENCH_PROFILE: PROFILING!, BENCH_PROCESS_NAME: target }) },
+        env: { ...env, ...(process.env.NODE_COMPILE_CACHE === undefined ? {} : { NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE }), ...(process.env.MALLOC_ARENA_MAX === undefined ? {} : { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX }), ...(profileDir === undefined ? {} : { BENCH_PROFILE_DIR: profileDir, BENCH_PROFILE: PROFILING!, BENCH_PROCESS_NAME: target }) },
         execArgv: flags,
         onLine: line => {
           // pino levels: 40 warn, 50 error, 60 fatal.
