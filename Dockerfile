@@ -6,6 +6,11 @@ FROM node:24-bookworm-slim
 
 WORKDIR /app
 
+# npm start's environment (a test keeps them equal): two glibc malloc arenas instead of one per thread that
+# allocates, and Node's compile cache, filled below. Together about 20 MiB less resident memory per
+# instance at the same CPU (README, Performance).
+ENV MALLOC_ARENA_MAX=2 NODE_COMPILE_CACHE=node_modules/.cache/node-compile-cache
+
 # Dependencies first, so a change to the code reuses the installed layer. The cache mount keeps npm's
 # download cache out of the image. `prepare` skips tap's build when tap (a dev dependency) is absent.
 COPY package.json package-lock.json ./
@@ -15,8 +20,14 @@ RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --no-audit --no-fund
 COPY schemas/ schemas/
 COPY src/ src/
 
+# The compile cache belongs to the node user (uid 1000 in the official image), who fills it with the CMD's
+# flags: Node keys the cache by the user and the V8 flags. The service then strips no TypeScript at start,
+# and never loads Node's type stripper. Read-only at run time (readOnlyRootFilesystem): a file that differs
+# from its cached copy is simply stripped again.
+RUN mkdir -p node_modules/.cache/node-compile-cache && chown 1000:1000 node_modules/.cache/node-compile-cache
 USER node
+RUN ["node", "--max-semi-space-size=8", "--max-old-space-size=256", "src/compile-cache.ts"]
 EXPOSE 3000
 # node itself is the main process (never npm), so SIGTERM reaches the graceful shutdown. The V8 flags are
 # npm start's (a test keeps them equal); configuration comes from the environment only.
-CMD ["node", "--max-semi-space-size=4", "--max-old-space-size=256", "src/server.ts"]
+CMD ["node", "--max-semi-space-size=8", "--max-old-space-size=256", "src/server.ts"]

@@ -93,16 +93,48 @@ const { values: args } = parseArgs({
   }
 })
 
+/** `npm start`'s words: `NAME=value... node <flags> src/server.ts`. */
+function startScriptWords (): string[] {
+  const pkg = JSON.parse(readFileSync(here('../package.json'), 'utf8')) as { scripts: { start: string } }
+  return pkg.scripts.start.split(/\s+/).filter(word => word !== '')
+}
+
 /** The flags `npm start` runs node with (`node <flags> src/server.ts`): the bench measures production. */
 function startScriptFlags (): string[] {
-  const pkg = JSON.parse(readFileSync(here('../package.json'), 'utf8')) as { scripts: { start: string } }
-  const words = pkg.scripts.start.split(/\s+/).filter(word => word !== '')
+  const words = startScriptWords()
   const entry = words.findIndex(word => word.endsWith('src/server.ts'))
   return words.slice(words.indexOf('node') + 1, entry === -1 ? undefined : entry)
+}
+
+/**
+ * The environment `npm start` sets before node (glibc's arena count, the compile cache): the service
+ * processes get it too, the compile cache as an absolute path (npm start runs in the project root).
+ */
+function startScriptEnv (): Record<string, string> {
+  const words = startScriptWords()
+  const env: Record<string, string> = {}
+  for (const word of words.slice(0, words.indexOf('node'))) {
+    const [name, value] = word.split('=', 2) as [string, string]
+    env[name] = name === 'NODE_COMPILE_CACHE' ? fileURLToPath(new URL(`../${value}`, import.meta.url)) : value
+  }
+  return env
 }
 const NODE_FLAGS = args['node-flags'] === undefined
   ? startScriptFlags()
   : args['node-flags'].split(' ').filter(flag => flag !== '')
+const START_ENV = startScriptEnv()
+
+/**
+ * Fills the compile cache for these flags, as the Dockerfile does at build: the service process then
+ * strips no TypeScript (bench/service.ts and what it imports included), as production starts.
+ */
+function fillCompileCache (flags: string[]): void {
+  if (START_ENV.NODE_COMPILE_CACHE === undefined) return
+  execFileSync(process.execPath, [...flags, here('../src/compile-cache.ts'), here('service.ts')], {
+    env: { ...process.env, ...START_ENV },
+    stdio: ['ignore', 'ignore', 'inherit']
+  })
+}
 const ROUNDS = Number(args.rounds)
 const RUN_SECONDS = Number(args.seconds)
 const WARMUP_SECONDS = Number(args.warmup)
@@ -475,17 +507,20 @@ async function main (): Promise<void> {
       if (target === 'floor') {
         return { entry: 'floor.ts', env: { UPSTREAM_URL: sandbox.url, PASSPORT_API_KEY: keys.passport, DEALER_API_KEY: keys.dealer, AUTH_JWT_SECRET: jwtSecret }, flags: [] }
       }
-      if (target === 'service') return { entry: 'service.ts', env: serviceEnv, flags: NODE_FLAGS }
-      if (target.startsWith('service@')) return { entry: 'service.ts', env: { ...serviceEnv, ...optionEnv(target.slice(8) as OptionName) }, flags: NODE_FLAGS }
-      return { entry: 'service.ts', env: serviceEnv, flags: FLAG_SETS[Number(target.slice('flags'.length))]! }
+      if (target === 'service') return { entry: 'service.ts', env: { ...START_ENV, ...serviceEnv }, flags: NODE_FLAGS }
+      if (target.startsWith('service@')) return { entry: 'service.ts', env: { ...START_ENV, ...serviceEnv, ...optionEnv(target.slice(8) as OptionName) }, flags: NODE_FLAGS }
+      return { entry: 'service.ts', env: { ...START_ENV, ...serviceEnv }, flags: FLAG_SETS[Number(target.slice('flags'.length))]! }
     }
     const plans = Object.fromEntries(targets.map(t => [t, plan(t)]))
+    for (const flags of new Set(Object.entries(plans).filter(([name]) => name !== 'floor').map(([, p]) => p.flags.join(' ')))) {
+      fillCompileCache(flags.split(' ').filter(flag => flag !== ''))
+    }
     for (const target of targets) {
       const { entry, env, flags } = plans[target]!
       const own = { count: 0, first: [] as string[] }
       warnings.set(target, own)
       processes.set(target, await startChild(here(entry), {
-        env: { ...env, ...(process.env.NODE_COMPILE_CACHE === undefined ? {} : { NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE }), ...(process.env.MALLOC_ARENA_MAX === undefined ? {} : { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX }), ...(profileDir === undefined ? {} : { BENCH_PROFILE_DIR: profileDir, BENCH_PROFILE: PROFILING!, BENCH_PROCESS_NAME: target }) },
+        env: { ...env, ...(profileDir === undefined ? {} : { BENCH_PROFILE_DIR: profileDir, BENCH_PROFILE: PROFILING!, BENCH_PROCESS_NAME: target }) },
         execArgv: flags,
         onLine: line => {
           // pino levels: 40 warn, 50 error, 60 fatal.
@@ -607,7 +642,7 @@ async function main (): Promise<void> {
         rss: 'per run: the process samples process.memoryUsage() every 50 ms and reports the sample with the highest RSS; ' +
           'the target and the side-by-side table: the kernel\'s lifetime peak (getrusage maxrss), start-up and warm-up included',
         upstream: 'sandbox counts (operation requests + 307 hops) over the run, divided by the requests the process counted',
-        service: { LOG_LEVEL: 'warn', rateLimits, upstreamDelayMs: BENCH_DELAY_MS, nodeFlags: NODE_FLAGS },
+        service: { LOG_LEVEL: 'warn', rateLimits, upstreamDelayMs: BENCH_DELAY_MS, nodeFlags: NODE_FLAGS, startEnv: Object.keys(START_ENV) },
         floor: 'bench/floor.ts, no node flags',
         processes: Object.fromEntries(Object.entries(plans).map(([name, p]) => [name, {
           entry: p.entry, flags: p.flags, env: Object.keys(p.env).filter(k => !(k in serviceEnv) || p.env[k] !== serviceEnv[k])

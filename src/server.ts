@@ -41,4 +41,5 @@ async function main (): Promise<void> {
   await app.listen({ host: config.HOST, port: config.PORT })
 }
 
-await main()
+// Only as the entry: src/compile-cache.ts imports every module, this one included.
+if (import.meta.main) await main()

@@ -4,7 +4,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { ConfigSchema } from '../../src/config.ts'
-import { buildContextFiles, dockerfileSteps, dockerignore, ROOT, startCommand } from '../helpers/dockerfile.ts'
+import { buildContextFiles, dockerfileSteps, dockerignore, envOf, ROOT, startCommand, startEnv } from '../helpers/dockerfile.ts'
 
 const steps = dockerfileSteps()
 const of = (keyword: string) => steps.filter(step => step.keyword === keyword)
@@ -41,7 +41,22 @@ t.test('the service runs as the unprivileged node user', async t => {
   t.ok(users.length > 0, 'a USER instruction')
   t.equal(users.at(-1)?.args.join(' '), 'node', 'the last USER is node')
   t.ok(lastIndexOf('USER') < indexOf('CMD'), 'USER comes before CMD')
-  t.ok(lastIndexOf('USER') > lastIndexOf('RUN'), 'every RUN ran before the switch, none after as node')
+  // As node, one RUN only: the one that fills the compile cache (the node user's own folder).
+  const asNode = of('RUN').filter(step => steps.indexOf(step) > lastIndexOf('USER'))
+  t.strictSame(asNode.map(step => step.args.at(-1)), ['src/compile-cache.ts'], 'the only RUN as node fills the compile cache')
+})
+
+t.test('npm start\'s environment, and a compile cache filled for the CMD', async t => {
+  const env = Object.assign({}, ...of('ENV').map(envOf)) as Record<string, string>
+  t.strictSame(env, startEnv(), 'ENV sets exactly what npm start sets')
+  t.ok(env.NODE_COMPILE_CACHE !== undefined && !env.NODE_COMPILE_CACHE.startsWith('/'), 'a compile cache, relative to WORKDIR as in npm start')
+  t.ok(lastIndexOf('ENV') < indexOf('CMD'))
+  const fill = of('RUN').find(step => step.args.at(-1) === 'src/compile-cache.ts')
+  t.ok(fill?.execForm, 'the cache is filled by node itself (exec form)')
+  const cmd = of('CMD')[0]!
+  // Node keys the cache by the V8 flags: filled with others, it would never be read.
+  t.strictSame(fill?.args.slice(0, -1), cmd.args.slice(0, -1), 'with the CMD\'s node and flags')
+  t.ok(steps.indexOf(fill!) > lastIndexOf('COPY'), 'after every file is copied')
 })
 
 t.test('EXPOSE is the default PORT of the config', async t => {

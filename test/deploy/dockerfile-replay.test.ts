@@ -4,7 +4,7 @@
 // from the dev tree standing in for the base image's, as a user that does not own the files, in front of
 // the sandbox upstream. What a container would serve is what this serves.
 import { spawn, spawnSync } from 'node:child_process'
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, posix } from 'node:path'
 import t from 'tap'
@@ -13,7 +13,7 @@ import { ivanov } from '../../src/sandbox/seed.ts'
 import { startSandboxUpstream } from '../../src/sandbox/upstream.ts'
 import { DEALER_KEY, JWT_SECRET, PASSPORT_KEY } from '../helpers/build-app.ts'
 import { untilListening, type LogLine } from '../helpers/server-logs.ts'
-import { buildContextFiles, dockerfileSteps, ROOT, type Step } from '../helpers/dockerfile.ts'
+import { buildContextFiles, dockerfileSteps, envOf, ROOT, type Step } from '../helpers/dockerfile.ts'
 
 // An npm ci of the production tree from a warm cache, then a service start: more than tap's default.
 t.setTimeout(240_000)
@@ -57,7 +57,19 @@ function copy (step: Step, context: string[], image: string, workdir: string): v
   }
 }
 
-interface Built { image: string, workdir: string, cmd: string[], user: string | undefined }
+interface Built { image: string, workdir: string, cmd: string[], user: string | undefined, env: Record<string, string> }
+
+/**
+ * Without root, a RUN cannot give a file to the image's node user: `chown` becomes a no-op on PATH (the
+ * whole replay runs as the one user there is).
+ */
+function chownShim (image: string): string {
+  const dir = join(image, '..', `${image.split('/').at(-1)!}-shim`)
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(join(dir, 'chown'), '#!/bin/sh\nexit 0\n', { mode: 0o755 })
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
 
 /** Replays FROM..CMD into `image` (a stand-in for the image's root filesystem). */
 function build (image: string): Built {
@@ -65,6 +77,8 @@ function build (image: string): Built {
   let workdir = '/'
   let user: string | undefined
   let cmd: string[] = []
+  const env: Record<string, string> = {}
+  const shim = asRoot ? undefined : chownShim(image)
   for (const step of dockerfileSteps()) {
     switch (step.keyword) {
       case 'FROM':
@@ -82,13 +96,26 @@ function build (image: string): Built {
           // The BuildKit cache mount is npm's cache: here, the developer's own (warm) npm cache.
           if (flag.name !== 'mount' || !/^type=cache,target=/.test(flag.value ?? '')) throw new Error(`line ${step.line}: RUN --${flag.name} is not replayed`)
         }
-        const command = uninstrumented(step.execForm ? step.args : ['/bin/sh', '-c', step.args.join(' ')])
-        const run = spawnSync(command[0]!, command.slice(1), { cwd: join(image, workdir), env: installEnv(), encoding: 'utf8' })
+        // `node` of an exec-form RUN is the image's Node: here, the one running the tests.
+        const args = step.execForm && step.args[0] === 'node' ? [process.execPath, ...step.args.slice(1)] : step.args
+        const command = uninstrumented(step.execForm ? args : ['/bin/sh', '-c', args.join(' ')])
+        const runEnv = { ...installEnv(), ...env }
+        if (shim !== undefined) runEnv.PATH = `${shim}:${runEnv.PATH}`
+        const run = spawnSync(command[0]!, command.slice(1), {
+          cwd: join(image, workdir),
+          env: runEnv,
+          encoding: 'utf8',
+          // After USER node, as the image's node user.
+          ...(asRoot && user === 'node' ? { uid: UNPRIVILEGED, gid: UNPRIVILEGED } : {})
+        })
         if (run.status !== 0) throw new Error(`line ${step.line}: RUN failed (${run.status}):\n${run.stdout}\n${run.stderr}`)
         break
       }
       case 'USER':
         user = step.args[0]
+        break
+      case 'ENV':
+        Object.assign(env, envOf(step))
         break
       case 'EXPOSE':
         // Metadata only (the lint checks it is the default PORT); here the service takes a free port.
@@ -100,10 +127,12 @@ function build (image: string): Built {
         throw new Error(`line ${step.line}: ${step.keyword} is not replayed by this test`)
     }
   }
-  return { image, workdir: join(image, workdir), cmd, user }
+  return { image, workdir: join(image, workdir), cmd, user, env }
 }
 
 const image = mkdtempSync(join(tmpdir(), 'bff-image-'))
+// The node user of the image (RUN after USER, and the CMD) must reach the files, as in an image.
+if (asRoot) chmodSync(image, 0o755)
 t.teardown(() => rmSync(image, { recursive: true, force: true }))
 // Module resolution walks up from the image: a node_modules above it would hide a missing dependency.
 for (let dir = dirname(image); ; dir = dirname(dir)) {
@@ -143,7 +172,8 @@ t.test('the CMD serves readiness, a profile from the sandbox upstream and the Op
   const child = spawn(command!, args, {
     cwd: built.workdir,
     // Only the configuration, as a container gets it; PORT 0 stands in for the EXPOSEd one on a shared machine.
-    env: { HOST: '127.0.0.1', PORT: '0', UPSTREAM_URL: sandbox.url, PASSPORT_API_KEY: PASSPORT_KEY, DEALER_API_KEY: DEALER_KEY, AUTH_JWT_SECRET: JWT_SECRET, LOG_LEVEL: 'info' },
+    // The image's ENV too; NODE_DEBUG_NATIVE makes Node say what its compile cache served.
+    env: { ...built.env, HOST: '127.0.0.1', PORT: '0', UPSTREAM_URL: sandbox.url, PASSPORT_API_KEY: PASSPORT_KEY, DEALER_API_KEY: DEALER_KEY, AUTH_JWT_SECRET: JWT_SECRET, LOG_LEVEL: 'info', NODE_DEBUG_NATIVE: 'COMPILE_CACHE' },
     stdio: ['ignore', 'pipe', 'pipe'],
     ...(asRoot ? { uid: UNPRIVILEGED, gid: UNPRIVILEGED } : {})
   })
@@ -171,6 +201,11 @@ t.test('the CMD serves readiness, a profile from the sandbox upstream and the Op
   const openapi = await docs.json() as { openapi: string, paths: Record<string, unknown> }
   t.match(openapi.openapi, /^3\.1\./)
   t.ok('/api/users/profile' in openapi.paths, 'the profile route is documented')
+
+  // Filled at build, the compile cache serves every module of ours: no TypeScript is stripped at start.
+  const stripped = stderr.split('\n').filter(line => /Creating temporary file for cache of .*\(StrippedTypeScript\)/.test(line))
+  t.strictSame(stripped, [], 'no module of ours stripped at start: the compile cache served them')
+  t.match(stderr, /reading cache from \S+ for StrippedTypeScript file:\/\/\S*\/src\/server\.ts\.\.\.[^\n]*\.\.\. success/, 'the entry itself came from the cache')
 
   // node is the main process: the orchestrator's SIGTERM reaches the graceful shutdown.
   child.kill('SIGTERM')
