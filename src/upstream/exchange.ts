@@ -42,8 +42,23 @@ const OTHER_REDIRECTS = new Set([300, 301, 302, 303, 305])
 export async function postFollowingRedirects (req: WireRequest): Promise<WireAnswer> {
   const { record } = req
   let url = req.url
+  let retried = false
   for (;;) {
-    const res = await send(url, req)
+    let res: Dispatcher.ResponseData
+    try {
+      res = await request(url, { method: 'POST', headers: req.headers, body: req.body, signal: req.signal, dispatcher: req.dispatcher })
+    } catch (cause) {
+      // request() settles when the headers arrive: failing here, with no earlier hop answered, no byte of
+      // any answer was read. A connection dropped then is sent once more, at once, within the same
+      // deadline (a pooled keep-alive socket the upstream had just closed); the operations are lookups,
+      // so a second send of a request the upstream may have seen changes nothing there. Never after a
+      // timeout, never after an answer, never when the caller gave up.
+      if (!retried && record.status === null && connectionDropped(cause) && !req.signal.aborted) {
+        retried = true
+        continue
+      }
+      throw failFromTransport(req, cause)
+    }
     record.status = res.statusCode
     if (REDIRECTS.has(res.statusCode) || OTHER_REDIRECTS.has(res.statusCode)) {
       await discard(res, req)
@@ -71,24 +86,6 @@ export async function postFollowingRedirects (req: WireRequest): Promise<WireAns
   }
 }
 
-async function send (url: URL, req: WireRequest): Promise<Dispatcher.ResponseData> {
-  try {
-    return await request(url, {
-      method: 'POST',
-      headers: req.headers,
-      body: req.body,
-      signal: req.signal,
-      dispatcher: req.dispatcher
-    })
-  } catch (cause) {
-    const error = failFromTransport(req, cause)
-    // request() settles when the headers arrive: failing here, with no earlier hop answered, no byte
-    // of any answer was read.
-    if (req.record.status === null && connectionDropped(cause) && !req.signal.aborted) beforeAnswer.add(error)
-    throw error
-  }
-}
-
 // Refused, or closed by the peer before it answered (a pooled keep-alive socket the upstream had
 // just dropped). Not DNS, TLS or a connect timeout: a second try at once would meet the same fate.
 const DROPPED_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE'])
@@ -102,25 +99,30 @@ function connectionDropped (cause: unknown): boolean {
   return code === 'UND_ERR_SOCKET' && typeof message === 'string' && DROPPED_SOCKET_MESSAGES.has(message)
 }
 
-const beforeAnswer = new WeakSet<object>()
-
 /**
- * True for a failure of the connection before any byte of an answer arrived: the one case a request
- * may be sent again (never a timeout, never after an answer, never when the caller gave up).
+ * The answer's text, at most `maxBodyBytes`. An answer that declares its length within the cap is read
+ * by undici itself (undici fails one whose bytes do not match the length it declared); one without a
+ * length is counted chunk by chunk and cut off past the cap.
  */
-export function failedBeforeAnswer (error: unknown): boolean {
-  return typeof error === 'object' && error !== null && beforeAnswer.has(error)
+async function readCapped (res: Dispatcher.ResponseData, req: WireRequest): Promise<string> {
+  const declared = Number(headerValue(res.headers['content-length']))
+  if (declared > req.maxBodyBytes) {
+    res.body.destroy()
+    throw fail(req, 'too_large')
+  }
+  if (Number.isInteger(declared)) {
+    try {
+      return await res.body.text()
+    } catch (cause) {
+      throw failFromTransport(req, cause)
+    }
+  }
+  return await readCounted(res.body, req)
 }
 
 // Read with 'data' events rather than `for await`: the async iterator costs a promise per chunk and
 // measured about 10 µs more per answer (npm run bench: every profile reads three).
-function readCapped (res: Dispatcher.ResponseData, req: WireRequest): Promise<string> {
-  const body = res.body
-  const declared = Number(headerValue(res.headers['content-length']))
-  if (declared > req.maxBodyBytes) {
-    body.destroy()
-    return Promise.reject(fail(req, 'too_large'))
-  }
+function readCounted (body: Dispatcher.ResponseData['body'], req: WireRequest): Promise<string> {
   return new Promise<string>((resolve, reject) => {
     const chunks: Buffer[] = []
     let size = 0

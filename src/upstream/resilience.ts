@@ -1,12 +1,11 @@
 // How upstream calls survive a failing upstream: a circuit breaker per operation, so an operation that
-// is down for everyone is refused at once instead of costing every caller its deadline, and one retry of
-// a connection that failed before any byte of an answer (a pooled keep-alive socket the upstream had just
-// closed). Nothing else is retried: after a timeout or an answer, a second try only adds load.
+// is down for everyone is refused at once instead of costing every caller its deadline. (The one retry,
+// of a connection dropped before any byte of an answer, is exchange.ts's.)
 // The breaker is a small state machine of our own with the semantics of cockatiel's SamplingBreaker (v4)
-// behind a policy with one half-open probe: cockatiel's execute() wrapped every call in three more
-// promise layers and a result object (about 5 % of the service's allocation per profile in the bench).
+// behind a policy with one half-open probe, and no promise of its own: a call is admitted, then settled.
+// cockatiel's execute() wrapped every call in three more promise layers and a result object (about 5 %
+// of the service's allocation per profile in the bench).
 import { isUpstreamError, upstreamError, type FailureReason, type UpstreamError } from './errors.ts'
-import { failedBeforeAnswer } from './exchange.ts'
 import { operationNames, type OperationName } from './operations.ts'
 
 export type BreakerState = 'closed' | 'open' | 'half_open'
@@ -138,13 +137,20 @@ export function retryAfterOf (error: unknown): number | undefined {
   return isUpstreamError(error) && error.reason === 'breaker_open' ? (error as Partial<BreakerRefusal>).retryAfterS : undefined
 }
 
+/** What admit() hands a call: NOT_PROBE, or the epoch of the probe it is (a probe outdated by then changes nothing). */
+export type Admission = number
+export const NOT_PROBE: Admission = -1
+
 export interface Breakers {
   /**
-   * Runs one call through its operation's breaker. While the breaker is open, or its probe is out,
-   * it throws `breaker_open` (503 UPSTREAM_UNAVAILABLE, a BreakerRefusal) without calling `attempt`.
-   * `budgeted`: the call's deadline was cut short by the caller's budget.
+   * Admits one call of the operation, or throws `breaker_open` (503 UPSTREAM_UNAVAILABLE, a BreakerRefusal)
+   * while its breaker is open or its probe is out. Every admitted call is settled exactly once.
    */
-  guard<T extends { outcome: string, status: number }> (operation: OperationName, budgeted: boolean, attempt: () => Promise<T>): Promise<T>
+  admit (operation: OperationName): Admission
+  /** The call threw; `budgeted`: its deadline was cut short by the caller's budget. */
+  settleError (operation: OperationName, admission: Admission, error: unknown, budgeted: boolean): void
+  /** The call returned an answer. */
+  settleAnswer (operation: OperationName, admission: Admission, answer: { outcome: string, status: number }): void
   /** Every operation's state now (an open breaker stays `open` until a call comes to probe it). */
   states (): Record<OperationName, BreakerState>
 }
@@ -191,34 +197,34 @@ export function createBreakers (options: BreakerOptions, onChange?: (operation: 
     return error
   }
 
-  async function guard<T extends { outcome: string, status: number }> (operation: OperationName, budgeted: boolean, attempt: () => Promise<T>): Promise<T> {
+  function admit (operation: OperationName): Admission {
     const breaker = breakers.get(operation)!
     // While the probe is out, others are refused as by an open breaker (never queued behind the probe,
     // deaf to their own deadlines).
     if (breaker.state === 'half_open') throw refused(operation, breaker)
+    if (breaker.state === 'closed') return NOT_PROBE
     // Open past its delay: this call is the probe.
-    const probe = breaker.state === 'open'
-    if (probe) {
-      if (Date.now() - breaker.openedAt < options.halfOpenAfterMs) throw refused(operation, breaker)
-      become(operation, breaker, 'half_open')
-    }
-    const epoch = breaker.epoch
-    let result: T
-    try {
-      result = await attempt()
-    } catch (error) {
-      // A failure counts; an answer that could not be read whole (too large) counts neither way in a
-      // closed breaker, and closes a half-open one (the upstream answered). A probe that proved nothing
-      // (the caller's own limit) counts as failed.
-      const verdict = verdictOf(error, budgeted)
-      if (verdict === 'failure' || (probe && verdict === 'neutral')) failed(operation, breaker, probe, epoch)
-      else if (probe) succeeded(operation, breaker, probe, epoch)
-      throw error
-    }
+    if (Date.now() - breaker.openedAt < options.halfOpenAfterMs) throw refused(operation, breaker)
+    become(operation, breaker, 'half_open')
+    return breaker.epoch
+  }
+
+  function settleError (operation: OperationName, admission: Admission, error: unknown, budgeted: boolean): void {
+    const breaker = breakers.get(operation)!
+    const probe = admission !== NOT_PROBE
+    // A failure counts; an answer that could not be read whole (too large) counts neither way in a
+    // closed breaker, and closes a half-open one (the upstream answered). A probe that proved nothing
+    // (the caller's own limit) counts as failed.
+    const verdict = verdictOf(error, budgeted)
+    if (verdict === 'failure' || (probe && verdict === 'neutral')) failed(operation, breaker, probe, admission)
+    else if (probe) succeeded(operation, breaker, probe, admission)
+  }
+
+  function settleAnswer (operation: OperationName, admission: Admission, answer: { outcome: string, status: number }): void {
+    const breaker = breakers.get(operation)!
     // Answers are never cut short by a budget: their outcome alone decides.
-    if (failedAnswer(result)) failed(operation, breaker, probe, epoch)
-    else succeeded(operation, breaker, probe, epoch)
-    return result
+    if (failedAnswer(answer)) failed(operation, breaker, admission !== NOT_PROBE, admission)
+    else succeeded(operation, breaker, admission !== NOT_PROBE, admission)
   }
 
   function states (): Record<OperationName, BreakerState> {
@@ -227,19 +233,5 @@ export function createBreakers (options: BreakerOptions, onChange?: (operation: 
     return out
   }
 
-  return { guard, states }
-}
-
-/**
- * Sends once more, at once and within the same deadline, when the first try failed before any byte of
- * an answer (see failedBeforeAnswer). The upstream operations are lookups: a second send of a request
- * the upstream may have seen changes nothing there.
- */
-export async function retryBeforeAnswer<T> (send: () => Promise<T>): Promise<T> {
-  try {
-    return await send()
-  } catch (error) {
-    if (!failedBeforeAnswer(error)) throw error
-    return await send()
-  }
+  return { admit, settleError, settleAnswer, states }
 }

@@ -133,16 +133,40 @@ t.test('a body streaming past the cap is cut off while it is read', async t => {
   t.equal(error.statusCode, 502)
 })
 
-t.test('the deadline ends an answer whose body stalls', async t => {
-  const up = await upstream(t, (_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' })
-    res.write('{"success":false,')
+// Both ways an answer can be framed take their own reading path: a declared length (read by undici, which
+// checks the length) and chunks (counted while read).
+const framings = {
+  'with a declared length': { 'content-length': '64' },
+  chunked: {}
+}
+
+for (const [framing, headers] of Object.entries(framings)) {
+  t.test(`the deadline ends an answer whose body stalls, ${framing}`, async t => {
+    const up = await upstream(t, (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', ...headers })
+      res.write('{"success":false,')
+    })
+    const c = client(t, { baseUrl: up.origin, timeoutMs: 100 })
+
+    const error = await reason(c.call('dealer.discount', fx.dealerParams))
+
+    t.equal(error.reason, 'timeout')
+    t.equal(error.statusCode, 504)
+    t.equal(error.exchange.status, 200, 'the headers had arrived')
   })
-  const c = client(t, { baseUrl: up.origin, timeoutMs: 100 })
 
-  const error = await reason(c.call('dealer.discount', fx.dealerParams))
+  t.test(`an answer cut off in its body is no answer, ${framing}`, async t => {
+    const up = await upstream(t, (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', ...headers })
+      res.write('{"success":false,', () => { res.socket?.destroy() })
+    })
+    const c = client(t, { baseUrl: up.origin, timeoutMs: 2000 })
 
-  t.equal(error.reason, 'timeout')
-  t.equal(error.statusCode, 504)
-  t.equal(error.exchange.status, 200, 'the headers had arrived')
-})
+    const error = await reason(c.call('dealer.discount', fx.dealerParams))
+
+    t.equal(error.reason, 'connect', 'the upstream did not deliver its answer')
+    t.equal(error.statusCode, 503)
+    t.equal(error.exchange.status, 200, 'the headers had arrived')
+    t.equal(up.received.length, 1, 'never sent again: an answer had begun')
+  })
+}
