@@ -141,6 +141,9 @@ const WARMUP_SECONDS = Number(args.warmup)
 const SWEEP = args['flags-sweep']
 const PROFILING = args['cpu-prof'] ? 'cpu' : args['heap-prof'] ? 'heap' : undefined
 
+/** The process that serves b200 alone: the same service, started the same way. */
+const SERVICE_AT_200 = 'service@b200'
+
 const profileScenario = (id: string, connections: number, delayMs: number, target: string, group: ScenarioInfo['group'], title = 'profile'): ScenarioInfo =>
   ({ id, title, method: 'GET', path: PROFILE_PATH, connections, delayMs, expectedUpstream: 3, target, group })
 
@@ -150,7 +153,9 @@ const baseScenarios: ScenarioInfo[] = [
   // what the service adds to the upstream's, not queueing.
   profileScenario('b5', 5, BENCH_DELAY_MS, 'service', 'service', 'profile, unsaturated'),
   profileScenario('b50', 50, BENCH_DELAY_MS, 'service', 'service'),
-  profileScenario('b200', 200, BENCH_DELAY_MS, 'service', 'service'),
+  // In a service process of its own: 200 connections hold four times the profiles in flight, and RSS,
+  // once grown, stays; the service process's peak is then the load (50 connections).
+  profileScenario('b200', 200, BENCH_DELAY_MS, SERVICE_AT_200, 'service'),
   { id: 'c', title: 'trivial route', method: 'GET', path: NOOP_PATH, connections: 50, delayMs: 0, expectedUpstream: null, target: 'service', group: 'service' },
   { id: 'd', title: 'console passport', method: 'POST', path: CONSOLE_PATH, connections: 50, delayMs: 0, expectedUpstream: 1, target: 'service', group: 'service' },
   // The floor at the loads of a and b50: what the service's CPU per profile is compared against.
@@ -507,7 +512,7 @@ async function main (): Promise<void> {
       if (target === 'floor') {
         return { entry: 'floor.ts', env: { UPSTREAM_URL: sandbox.url, PASSPORT_API_KEY: keys.passport, DEALER_API_KEY: keys.dealer, AUTH_JWT_SECRET: jwtSecret }, flags: [] }
       }
-      if (target === 'service') return { entry: 'service.ts', env: { ...START_ENV, ...serviceEnv }, flags: NODE_FLAGS }
+      if (target === 'service' || target === SERVICE_AT_200) return { entry: 'service.ts', env: { ...START_ENV, ...serviceEnv }, flags: NODE_FLAGS }
       if (target.startsWith('service@')) return { entry: 'service.ts', env: { ...START_ENV, ...serviceEnv, ...optionEnv(target.slice(8) as OptionName) }, flags: NODE_FLAGS }
       return { entry: 'service.ts', env: { ...START_ENV, ...serviceEnv }, flags: FLAG_SETS[Number(target.slice('flags'.length))]! }
     }
@@ -605,7 +610,12 @@ async function main (): Promise<void> {
     const service = atReady.get('service')
     const memory = service === undefined
       ? undefined
-      : { rssAtReadyMiB: mib(service.peak.rss), heapUsedAtReadyMiB: mib(service.peak.heapUsed), lifetimeMaxRssMiB: lifetimeRss.service! }
+      : {
+          rssAtReadyMiB: mib(service.peak.rss),
+          heapUsedAtReadyMiB: mib(service.peak.heapUsed),
+          lifetimeMaxRssMiB: lifetimeRss.service!,
+          ...(lifetimeRss[SERVICE_AT_200] === undefined ? {} : { at200ConnectionsMaxRssMiB: lifetimeRss[SERVICE_AT_200] })
+        }
     const summaries = summarise(selected, runs)
     const base = summaries.find(s => s.id === 'a')
     for (const o of options) {

@@ -65,6 +65,8 @@ export interface Memory {
   heapUsedAtReadyMiB: number
   /** getrusage maxrss at the end: the highest RSS the process ever had. */
   lifetimeMaxRssMiB: number
+  /** The same of the service process that served the 200-connection scenario alone (b200), when it ran. */
+  at200ConnectionsMaxRssMiB?: number
 }
 
 export interface Spread { median: number, min: number, max: number }
@@ -279,11 +281,21 @@ export function evaluateTargets (summaries: ScenarioSummary[], allRuns: Run[], m
   const peak = Math.max(sampled, memory.lifetimeMaxRssMiB)
   targets.push({
     id: 'peak-rss',
-    description: 'Peak RSS of the service process with npm start\'s flags (kernel maxrss over its whole life; RSS at ready in brackets)',
+    description: 'Peak RSS of the service process with npm start\'s flags, at the issue\'s 50 connections (kernel maxrss over its whole life; RSS at ready in brackets)',
     limit: '< 150 MiB',
     measured: `${fixed(peak, 1)} MiB (at ready ${fixed(memory.rssAtReadyMiB, 1)} MiB)`,
     pass: peak < 150
   })
+  if (memory.at200ConnectionsMaxRssMiB !== undefined) {
+    targets.push({
+      id: 'peak-rss-200',
+      informational: true,
+      description: 'Peak RSS at 200 connections (b200, in a service process of its own: four times the profiles in flight)',
+      limit: '< 150 MiB',
+      measured: `${fixed(memory.at200ConnectionsMaxRssMiB, 1)} MiB`,
+      pass: memory.at200ConnectionsMaxRssMiB < 150
+    })
+  }
   return targets
 }
 
