@@ -28,16 +28,17 @@ export function createSingleFlight<T> () {
   }
 
   /**
-   * Joins the run in flight for `key`, or starts `work` as a new one. The work gets its own signal,
-   * never a caller's: one caller leaving must not end the answer the others wait for.
+   * Joins the run in flight for `key`, or starts `work` as a new one. The work gets the run's own
+   * controller, never a caller's signal: one caller leaving must not end the answer the others wait for.
+   * It is aborted once every waiter has left; the work may abort it itself (a budget of its own).
    */
-  function join (key: string, tag: string, work: (signal: AbortSignal) => Promise<T>): Joined<T> {
+  function join (key: string, tag: string, work: (run: AbortController) => Promise<T>): Joined<T> {
     let run = runs.get(key)
     const sharedWith = run?.tag
     if (run === undefined) {
       const abort = new AbortController()
       const started: Run<T> = { result: undefined as unknown as Promise<T>, abort, waiters: 0, settled: false, tag }
-      started.result = work(abort.signal).finally(() => {
+      started.result = work(abort).finally(() => {
         started.settled = true
         forget(key, started)
       })

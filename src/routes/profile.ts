@@ -78,25 +78,21 @@ interface LoadContext {
 
 /**
  * The upstream work of one profile: the passport, then the dealers, under one budget that starts now.
- * `gone` ends it early (every waiter has left); its calls carry the starting request's headers.
+ * `run` is the single-flight run's own controller: aborted when every waiter has left, and by the budget
+ * here; its calls carry the starting request's headers.
  */
-async function loadProfile (ctx: LoadContext, caller: Caller, headers: TracingHeaders, gone: AbortSignal, log: FastifyBaseLogger): Promise<LoadedProfile> {
+async function loadProfile (ctx: LoadContext, caller: Caller, headers: TracingHeaders, run: AbortController, log: FastifyBaseLogger): Promise<LoadedProfile> {
   const { upstream, budgetMs } = ctx
   const started = performance.now()
   // Our own timer rather than AbortSignal.timeout(): Node 24 never frees a composite signal that has a
   // timeout signal among its sources once it feeds another AbortSignal.any() (the client's per-call
   // deadline), about 400 bytes lost per profile (one of the AbortSignal.any() retention bugs, cf.
   // nodejs/node#54614). Found by the soak.
-  // `gone` is linked by a listener removed at the end rather than by AbortSignal.any(): any() builds a
-  // composite signal with weak references to its sources and registers it with each of them, per profile;
-  // one controller aborted by either cause gives the calls the same signal and the same reason for less.
-  const budget = new AbortController()
-  const timer = setTimeout(() => { budget.abort(new DOMException('The profile budget ran out', 'TimeoutError')) }, budgetMs)
+  // The budget ends the run's own controller: one controller ended by either cause (the waiters gone, the
+  // budget spent) gives the calls one signal and its reason, with no second controller linked to it.
+  const timer = setTimeout(() => { run.abort(new DOMException('The profile budget ran out', 'TimeoutError')) }, budgetMs)
   timer.unref()
-  const onGone = () => { budget.abort(gone.reason) }
-  if (gone.aborted) onGone()
-  else gone.addEventListener('abort', onGone, { once: true })
-  const signal = budget.signal
+  const signal = run.signal
   try {
     // The passport call is capped at UPSTREAM_TIMEOUT_MS by the client, and by the budget through `signal`.
     const passport = await upstream.call('passport.get_client',
@@ -118,7 +114,6 @@ async function loadProfile (ctx: LoadContext, caller: Caller, headers: TracingHe
     }
   } finally {
     clearTimeout(timer)
-    gone.removeEventListener('abort', onGone)
   }
 }
 
@@ -178,17 +173,18 @@ const profile: FastifyPluginAsyncTypebox<{ config: Config }> = async (fastify, {
     // None of the three parts can hold a space (UUID, digits, vendor code): the key is unambiguous.
     const key = `${caller.uid_client} ${caller.login} ${caller.vendor}`
     const span = spans === null ? null : spans.start()
-    const joined = flights.join(key, request.id, gone => {
+    const joined = flights.join(key, request.id, run => {
       const headers = pickTracingHeaders(request.headers)
       headers['x-request-id'] = request.id
       return span === null
-        ? loadProfile(ctx, caller, headers, gone, request.log)
-        : span.run(() => loadProfile(ctx, caller, headers, gone, request.log))
+        ? loadProfile(ctx, caller, headers, run, request.log)
+        : span.run(() => loadProfile(ctx, caller, headers, run, request.log))
     })
     // The upstream saw the starting request's id: this line ties a joiner's answer to it.
     if (joined.sharedWith !== undefined) request.log.debug({ sharedWith: joined.sharedWith }, 'profile shared with a request in flight')
     const res = reply.raw
-    res.once('close', () => { if (!res.writableFinished) joined.leave() })
+    // on(), not once(): the answer closes once, and once() wraps the listener in one more closure.
+    res.on('close', () => { if (!res.writableFinished) joined.leave() })
 
     const { profile, degraded } = await (span === null ? joined.result : span.follow(joined))
     if (degraded !== undefined) reply.header('x-degraded', degraded)

@@ -25,7 +25,9 @@ class ExchangeDeadline implements Deadline {
     this.#caller = caller
     if (caller === undefined) return
     if (caller.aborted) this.#controller.abort(caller.reason)
-    else caller.addEventListener('abort', this.#onCallerAbort, { once: true })
+    // No `{ once: true }`: clear() removes the listener, and abort fires once anyway; the options object
+    // costs an allocation and a validation per call.
+    else caller.addEventListener('abort', this.#onCallerAbort)
   }
 
   get signal (): AbortSignal { return this.#controller.signal }

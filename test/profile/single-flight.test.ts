@@ -5,7 +5,7 @@ import { createSingleFlight } from '../../src/profile/single-flight.ts'
 /** A run the test settles by hand; `signal` is the one the run was given. */
 function manualWork () {
   const runs: Array<{ signal: AbortSignal, resolve: (v: string) => void, reject: (e: Error) => void }> = []
-  const work = (signal: AbortSignal) => new Promise<string>((resolve, reject) => {
+  const work = ({ signal }: AbortController) => new Promise<string>((resolve, reject) => {
     runs.push({ signal, resolve, reject })
     signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true })
   })
