@@ -16,6 +16,12 @@ export interface ProfileSpan {
   follow<T extends Loaded> (joined: Joined<T>): Promise<T>
 }
 
+/** The span of an unsampled request: the work and its result as they are. */
+const UNRECORDED: ProfileSpan = {
+  run: work => work(),
+  follow: joined => joined.result
+}
+
 export function profileSpans (tracer: Tracer) {
   // The span of the request that started each run in flight, for the links of the requests joining it.
   const starters = new WeakMap<Promise<unknown>, SpanContext>()
@@ -48,6 +54,8 @@ export function profileSpans (tracer: Tracer) {
     start (): ProfileSpan {
       const parent = context.active()
       const span = tracer.startSpan('profile', { kind: SpanKind.INTERNAL }, parent)
+      // Not sampled: the work runs under the unsampled parent, and nothing is recorded or linked.
+      if (!span.isRecording()) return UNRECORDED
       return {
         run: work => context.with(trace.setSpan(parent, span), work),
         follow (joined) {

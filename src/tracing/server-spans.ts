@@ -53,17 +53,18 @@ export default fp<{ tracer: Tracer }>(async function serverSpans (fastify, { tra
     const parent = propagation.extract(ROOT_CONTEXT, request.headers)
     // Our routes have no path parameters, so a matched path is its template. The path of an unknown
     // route is whatever the caller typed (an id, a login) and is not recorded; no query string ever is.
-    const span = tracer.startSpan(route === undefined ? request.method : `${request.method} ${route}`, {
-      kind: SpanKind.SERVER,
-      attributes: {
+    const span = tracer.startSpan(route === undefined ? request.method : `${request.method} ${route}`, { kind: SpanKind.SERVER }, parent)
+    if (span.isRecording()) {
+      span.setAttributes({
         [ATTR_HTTP_REQUEST_METHOD]: request.method,
         [ATTR_URL_SCHEME]: request.protocol,
         ...(route === undefined ? {} : { [ATTR_HTTP_ROUTE]: route, [ATTR_URL_PATH]: route }),
         [ATTR.REQUEST_ID]: request.id
-      }
-    }, parent)
-    request.serverSpan = span
-    // Every later hook, the handler and their log lines run in the span's context.
+      })
+      request.serverSpan = span
+    }
+    // Every later hook, the handler and their log lines run in the span's context, sampled or not: the
+    // spans under an unsampled one are unsampled too, and the log lines carry its trace id.
     context.with(trace.setSpan(parent, span), done)
   })
 

@@ -63,7 +63,12 @@ export function exchangeSpans (tracer: Tracer, breakerStates: () => Record<Opera
 
   function traced<T extends Answered> (operation: OperationName, run: () => Promise<T>): Promise<T> {
     const parent = context.active()
-    const span = tracer.startSpan(`upstream ${operation}`, { kind: SpanKind.INTERNAL, attributes: { [ATTR.OPERATION]: operation } }, parent)
+    const span = tracer.startSpan(`upstream ${operation}`, { kind: SpanKind.INTERNAL }, parent)
+    // Not sampled: nothing of the call is recorded, and under the unsampled parent that stays active
+    // neither are its hops. No context, attribute or callback is made for it (tracing at 10 % sampling
+    // cost nearly what it cost at 100 %: npm run bench).
+    if (!span.isRecording()) return run()
+    span.setAttribute(ATTR.OPERATION, operation)
     const state: ExchangeState = { operation, hops: 0 }
     return context.with(trace.setSpan(parent, span).setValue(EXCHANGE, state), run).then(
       ex => { answered(span, ex); return ex },
@@ -73,18 +78,19 @@ export function exchangeSpans (tracer: Tracer, breakerStates: () => Record<Opera
   const hopSpans: Dispatcher.DispatchInterceptor = dispatch => (opts, handler) => {
     const parent = context.active()
     const state = parent.getValue(EXCHANGE) as ExchangeState | undefined
-    const url = new URL(opts.path, opts.origin)
-    const span = tracer.startSpan(opts.method, {
-      kind: SpanKind.CLIENT,
-      attributes: {
+    const span = tracer.startSpan(opts.method, { kind: SpanKind.CLIENT }, parent)
+    const recording = span.isRecording()
+    if (recording) {
+      const url = new URL(opts.path, opts.origin)
+      span.setAttributes({
         [ATTR_HTTP_REQUEST_METHOD]: opts.method,
         // origin + path only: the client's URLs carry no query, and an origin has no user:password part.
         [ATTR_URL_FULL]: url.origin + url.pathname,
         [ATTR_SERVER_ADDRESS]: url.hostname,
         [ATTR_SERVER_PORT]: Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
         ...(state === undefined ? {} : { [ATTR.OPERATION]: state.operation, [ATTR.HOP]: state.hops++ })
-      }
-    }, parent)
+      })
+    }
     const headers: Record<string, string> = {}
     const given = opts.headers
     if (given !== null && given !== undefined && !Array.isArray(given) && typeof given === 'object' && !(Symbol.iterator in given)) {
@@ -92,8 +98,9 @@ export function exchangeSpans (tracer: Tracer, breakerStates: () => Record<Opera
         if (!REPLACED.has(name.toLowerCase())) headers[name] = value
       }
     }
+    // Sampled or not, the upstream gets our traceparent (an unsampled one says so in its flags).
     propagation.inject(trace.setSpan(parent, span), headers)
-    return dispatch({ ...opts, headers }, new HopHandler(handler, span))
+    return dispatch({ ...opts, headers }, recording ? new HopHandler(handler, span) : handler)
   }
 
   return { traced, dispatcher: base => base.compose(hopSpans) }
