@@ -19,7 +19,7 @@ import { deepStrictEqual } from 'node:assert/strict'
 import { execFileSync, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, readFileSync } from 'node:fs'
+import { mkdtempSync } from 'node:fs'
 import { createServer as createHttpServer } from 'node:http'
 import { createConnection, createServer as createTcpServer, type AddressInfo } from 'node:net'
 import os from 'node:os'
@@ -28,6 +28,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { ConfigSchema } from '../src/config.ts'
 import { operations } from '../src/upstream/operations.ts'
+import { startEnv, startFlags } from '../test/helpers/start-command.ts'
 import { claimsFor, hs256 } from '../test/helpers/tokens.ts'
 import { benchClient, benchClients, BENCH_CLIENT_COUNT } from './clients.ts'
 import { startChild, type Child } from './ipc.ts'
@@ -93,34 +94,18 @@ const { values: args } = parseArgs({
   }
 })
 
-/** `npm start`'s words: `NAME=value... node <flags> src/server.ts`. */
-function startScriptWords (): string[] {
-  const pkg = JSON.parse(readFileSync(here('../package.json'), 'utf8')) as { scripts: { start: string } }
-  return pkg.scripts.start.split(/\s+/).filter(word => word !== '')
-}
-
-/** The flags `npm start` runs node with (`node <flags> src/server.ts`): the bench measures production. */
-function startScriptFlags (): string[] {
-  const words = startScriptWords()
-  const entry = words.findIndex(word => word.endsWith('src/server.ts'))
-  return words.slice(words.indexOf('node') + 1, entry === -1 ? undefined : entry)
-}
-
 /**
  * The environment `npm start` sets before node (glibc's arena count, the compile cache): the service
  * processes get it too, the compile cache as an absolute path (npm start runs in the project root).
  */
 function startScriptEnv (): Record<string, string> {
-  const words = startScriptWords()
-  const env: Record<string, string> = {}
-  for (const word of words.slice(0, words.indexOf('node'))) {
-    const [name, value] = word.split('=', 2) as [string, string]
-    env[name] = name === 'NODE_COMPILE_CACHE' ? fileURLToPath(new URL(`../${value}`, import.meta.url)) : value
-  }
+  const env = startEnv()
+  if (env.NODE_COMPILE_CACHE !== undefined) env.NODE_COMPILE_CACHE = fileURLToPath(new URL(`../${env.NODE_COMPILE_CACHE}`, import.meta.url))
   return env
 }
+// The flags `npm start` runs node with: the bench measures production.
 const NODE_FLAGS = args['node-flags'] === undefined
-  ? startScriptFlags()
+  ? startFlags()
   : args['node-flags'].split(' ').filter(flag => flag !== '')
 const START_ENV = startScriptEnv()
 
@@ -517,9 +502,9 @@ async function main (): Promise<void> {
       return { entry: 'service.ts', env: { ...START_ENV, ...serviceEnv }, flags: FLAG_SETS[Number(target.slice('flags'.length))]! }
     }
     const plans = Object.fromEntries(targets.map(t => [t, plan(t)]))
-    for (const flags of new Set(Object.entries(plans).filter(([name]) => name !== 'floor').map(([, p]) => p.flags.join(' ')))) {
-      fillCompileCache(flags.split(' ').filter(flag => flag !== ''))
-    }
+    // Once per set of flags the service processes run with (the cache is keyed by them).
+    const flagSets = new Map(Object.entries(plans).filter(([name]) => name !== 'floor').map(([, p]) => [p.flags.join(' '), p.flags]))
+    for (const flags of flagSets.values()) fillCompileCache(flags)
     for (const target of targets) {
       const { entry, env, flags } = plans[target]!
       const own = { count: 0, first: [] as string[] }

@@ -8,17 +8,13 @@ import type { FastifyBaseLogger, FastifyError } from 'fastify'
 import { BadRequestError, HeadersTooLargeError, RequestTimeoutError } from './errors.ts'
 import { toErrorBody } from './plugins/errors.ts'
 
-// node:http as Node's own module, not its ESM namespace: building that namespace reads every export,
-// and http's lazy WebSocket getters load Node's bundled undici and web streams (about 13 MiB of RSS in
-// every instance, npm run bench).
-const { STATUS_CODES } = process.getBuiltinModule('node:http')
-
 /** The start of a raw answer and its body, up to the per-answer x-request-id; built once. */
 function rawAnswer (error: FastifyError): { head: string, body: string, code: string } {
   const body = toErrorBody(error)
   const json = JSON.stringify(body)
   return {
-    head: `HTTP/1.1 ${body.statusCode} ${STATUS_CODES[body.statusCode]}\r\n` +
+    // The body's `error` is the status's reason phrase (toErrorBody).
+    head: `HTTP/1.1 ${body.statusCode} ${body.error}\r\n` +
       'Connection: close\r\n' +
       'Content-Type: application/json; charset=utf-8\r\n' +
       'Cache-Control: no-store\r\n' +

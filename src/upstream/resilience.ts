@@ -167,9 +167,9 @@ export function createBreakers (options: BreakerOptions, onChange?: (operation: 
   }
 
   /** A call that failed the operation: a probe's reopens the breaker, others count in the window. */
-  function failed (operation: OperationName, breaker: OperationBreaker, probe: boolean, epoch: number): void {
-    if (probe) {
-      if (breaker.epoch !== epoch) return
+  function failed (operation: OperationName, breaker: OperationBreaker, admission: Admission): void {
+    if (admission !== NOT_PROBE) {
+      if (breaker.epoch !== admission) return
       breaker.window.record(true)
       become(operation, breaker, 'open')
       return
@@ -178,12 +178,12 @@ export function createBreakers (options: BreakerOptions, onChange?: (operation: 
   }
 
   /** A call the upstream answered: a probe's closes the breaker on a fresh window. */
-  function succeeded (operation: OperationName, breaker: OperationBreaker, probe: boolean, epoch: number): void {
-    if (!probe) {
+  function succeeded (operation: OperationName, breaker: OperationBreaker, admission: Admission): void {
+    if (admission === NOT_PROBE) {
       breaker.window.record(false)
       return
     }
-    if (breaker.epoch !== epoch) return
+    if (breaker.epoch !== admission) return
     breaker.window.reset()
     breaker.window.record(false)
     become(operation, breaker, 'closed')
@@ -216,15 +216,15 @@ export function createBreakers (options: BreakerOptions, onChange?: (operation: 
     // closed breaker, and closes a half-open one (the upstream answered). A probe that proved nothing
     // (the caller's own limit) counts as failed.
     const verdict = verdictOf(error, budgeted)
-    if (verdict === 'failure' || (probe && verdict === 'neutral')) failed(operation, breaker, probe, admission)
-    else if (probe) succeeded(operation, breaker, probe, admission)
+    if (verdict === 'failure' || (probe && verdict === 'neutral')) failed(operation, breaker, admission)
+    else if (probe) succeeded(operation, breaker, admission)
   }
 
   function settleAnswer (operation: OperationName, admission: Admission, answer: { outcome: string, status: number }): void {
     const breaker = breakers.get(operation)!
     // Answers are never cut short by a budget: their outcome alone decides.
-    if (failedAnswer(answer)) failed(operation, breaker, admission !== NOT_PROBE, admission)
-    else succeeded(operation, breaker, admission !== NOT_PROBE, admission)
+    if (failedAnswer(answer)) failed(operation, breaker, admission)
+    else succeeded(operation, breaker, admission)
   }
 
   function states (): Record<OperationName, BreakerState> {

@@ -4,7 +4,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { ConfigSchema } from '../../src/config.ts'
-import { buildContextFiles, dockerfileSteps, dockerignore, envOf, ROOT, startCommand, startEnv } from '../helpers/dockerfile.ts'
+import { buildContextFiles, dockerfileSteps, dockerignore, envOf, ROOT } from '../helpers/dockerfile.ts'
+import { startCommand, startEnv } from '../helpers/start-command.ts'
 
 const steps = dockerfileSteps()
 const of = (keyword: string) => steps.filter(step => step.keyword === keyword)

@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import pkg from '../../package.json' with { type: 'json' }
+import { assignment } from './start-command.ts'
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 
@@ -46,24 +46,12 @@ export function dockerfileSteps (text = readFileSync(join(ROOT, 'Dockerfile'), '
   })
 }
 
-/** `npm start`'s command line split into words: node, its flags, the entry file (the environment left out). */
-export function startCommand (): string[] {
-  const words = pkg.scripts.start.trim().split(/\s+/)
-  return words.slice(words.indexOf('node'))
-}
-
-/** The `NAME=value` words `npm start` sets before node. */
-export function startEnv (): Record<string, string> {
-  const words = pkg.scripts.start.trim().split(/\s+/)
-  return Object.fromEntries(words.slice(0, words.indexOf('node')).map(word => word.split('=', 2) as [string, string]))
-}
-
 /** ENV NAME=value... as a record (one step may set several). */
 export function envOf (step: Step): Record<string, string> {
   return Object.fromEntries(step.args.map(arg => {
-    const at = arg.indexOf('=')
-    if (at === -1) throw new Error(`line ${step.line}: ENV ${arg}: only the NAME=value form is read`)
-    return [arg.slice(0, at), arg.slice(at + 1)]
+    const pair = assignment(arg)
+    if (pair === undefined) throw new Error(`line ${step.line}: ENV ${arg}: only the NAME=value form is read`)
+    return pair
   }))
 }
 
