@@ -164,7 +164,6 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
         'x-authorization': keys[op.key]
       },
       body: JSON.stringify(params),
-      signal: limit.signal,
       deadline: limit,
       maxRedirects,
       redirectTarget: slashed[name],

@@ -170,3 +170,39 @@ for (const [framing, headers] of Object.entries(framings)) {
     t.equal(up.received.length, 1, 'never sent again: an answer had begun')
   })
 }
+
+t.test("a redirect's long body is not read through: its connection is closed and the hop still followed", async t => {
+  const up = await upstream(t, (req, res) => {
+    if (!req.url?.endsWith('/')) {
+      // Chunked and far past what is read of a redirect's body (64 KiB).
+      res.writeHead(307, { location: `${req.url}/`, 'content-type': 'text/html' })
+      res.end('<p>moved</p>'.repeat(16 * 1024))
+      return
+    }
+    json(res, 200, fx.discountWithBonuses)
+  })
+  const c = client(t, { baseUrl: up.origin })
+
+  const result = await c.call('dealer.discount', fx.dealerParams)
+
+  t.equal(result.kind, 'ok')
+  t.strictSame(result.exchange.redirects, [{ status: 307, location: '/bc_api_web_service/discount/' }])
+  t.equal(up.received.length, 2)
+})
+
+for (const [framing, length] of Object.entries({ 'with a declared length': true, chunked: false })) {
+  t.test(`an answer that starts with a byte order mark is read as its JSON, ${framing}`, async t => {
+    // RFC 8259 section 8.1: a JSON text must not begin with one, and a reader may ignore it.
+    const body = Buffer.concat([Buffer.from([0xEF, 0xBB, 0xBF]), Buffer.from(JSON.stringify(fx.discountWithBonuses))])
+    const up = await upstream(t, (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', ...(length ? { 'content-length': String(body.length) } : {}) })
+      res.end(body)
+    })
+    const c = client(t, { baseUrl: up.origin })
+
+    const result = await c.call('dealer.discount', fx.dealerParams)
+
+    t.equal(result.kind, 'ok')
+    t.strictSame(result.value, fx.discountWithBonuses)
+  })
+}

@@ -1,0 +1,147 @@
+// One POST through undici's dispatch API, read by a handler of our own: the status, the headers and the
+// body as text under a size cap. undici's request() built a Readable stream, a consume promise and an
+// AbortSignal listener for every answer; three answers per profile paid for them (npm run bench). The
+// deadline ends a hop through `abort()`, with no signal in between.
+import type { IncomingHttpHeaders } from 'node:http'
+import type { Dispatcher } from 'undici'
+
+export interface RawAnswer {
+  status: number
+  headers: IncomingHttpHeaders
+  text: string
+}
+
+/** What can end the hop in flight: the exchange's deadline calls it (deadline.ts). */
+export interface Abortable {
+  abort (reason: unknown): void
+}
+
+/** The answer's body passed the cap: declared so, or counted while read. */
+export class AnswerTooLarge extends Error {
+  constructor (limit: number) {
+    super(`the answer is larger than ${limit} bytes`)
+    this.name = 'AnswerTooLarge'
+  }
+}
+
+export interface ReadOptions {
+  maxBodyBytes: number
+  /** Statuses whose body is read only to free the connection, never kept (a redirect's). */
+  discard: ReadonlySet<number>
+  /** At most this much of a discarded body is read; past it the connection is closed instead. */
+  discardLimit: number
+}
+
+const BOM = 0xFEFF
+
+/**
+ * Settles once: with the answer, or with why there is none. `status` tells whether the headers had
+ * arrived (0 until then): a failure before them read no byte of any answer.
+ */
+export class AnswerReader implements Dispatcher.DispatchHandler, Abortable {
+  status = 0
+  headers: IncomingHttpHeaders = {}
+  readonly promise: Promise<RawAnswer>
+  #resolve!: (answer: RawAnswer) => void
+  #reject!: (reason: unknown) => void
+  #settled = false
+  #controller: Dispatcher.DispatchController | null = null
+  #abortedWith: Error | null = null
+  #chunks: Buffer[] = []
+  #size = 0
+  #discarding = false
+  readonly #options: ReadOptions
+
+  constructor (options: ReadOptions) {
+    this.#options = options
+    this.promise = new Promise<RawAnswer>((resolve, reject) => {
+      this.#resolve = resolve
+      this.#reject = reject
+    })
+  }
+
+  /** Ends the hop at once, queued or in flight; the promise rejects with `reason`. */
+  abort (reason: unknown): void {
+    if (this.#settled) return
+    const error = reason instanceof Error ? reason : new Error('the exchange was aborted', { cause: reason })
+    this.#abortedWith = error
+    this.#fail(reason)
+    // Not yet on a connection: onRequestStart ends it there.
+    this.#controller?.abort(error)
+  }
+
+  onRequestStart (controller: Dispatcher.DispatchController): void {
+    this.#controller = controller
+    if (this.#abortedWith !== null) controller.abort(this.#abortedWith)
+  }
+
+  onResponseStart (controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    if (statusCode < 200) return
+    this.status = statusCode
+    this.headers = headers
+    this.#discarding = this.#options.discard.has(statusCode)
+    const declared = Number(headers['content-length'])
+    if (this.#discarding) {
+      if (declared > this.#options.discardLimit) this.#finishDiscarding(controller)
+      return
+    }
+    if (declared > this.#options.maxBodyBytes) this.#tooLarge(controller)
+  }
+
+  onResponseData (controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.#settled) return
+    this.#size += chunk.length
+    if (this.#discarding) {
+      if (this.#size > this.#options.discardLimit) this.#finishDiscarding(controller)
+      return
+    }
+    if (this.#size > this.#options.maxBodyBytes) return this.#tooLarge(controller)
+    this.#chunks.push(chunk)
+  }
+
+  onResponseEnd (): void {
+    if (this.#settled) return
+    this.#settled = true
+    const chunks = this.#chunks
+    this.#chunks = []
+    let text = chunks.length === 0 ? '' : chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, this.#size).toString('utf8')
+    // JSON forbids a byte order mark and allows a reader to ignore one (RFC 8259 section 8.1).
+    if (text.charCodeAt(0) === BOM) text = text.slice(1)
+    this.#resolve({ status: this.status, headers: this.headers, text })
+  }
+
+  onResponseError (_controller: Dispatcher.DispatchController, error: Error): void {
+    this.#fail(error)
+  }
+
+  #fail (reason: unknown): void {
+    if (this.#settled) return
+    this.#settled = true
+    this.#chunks = []
+    this.#reject(reason)
+  }
+
+  #tooLarge (controller: Dispatcher.DispatchController): void {
+    const error = new AnswerTooLarge(this.#options.maxBodyBytes)
+    this.#fail(error)
+    controller.abort(error)
+  }
+
+  /** A discarded body too long to read through: the answer is what we have, the connection is closed. */
+  #finishDiscarding (controller: Dispatcher.DispatchController): void {
+    this.#settled = true
+    this.#resolve({ status: this.status, headers: this.headers, text: '' })
+    controller.abort(new Error('a discarded answer body was too long to read through'))
+  }
+}
+
+/** Sends one POST and reads its answer with `reader`; the reader's promise tells the outcome. */
+export function dispatchPost (dispatcher: Dispatcher, url: URL, headers: Record<string, string>, body: string, reader: AnswerReader): Promise<RawAnswer> {
+  try {
+    dispatcher.dispatch({ origin: url.origin, path: url.pathname + url.search, method: 'POST', headers, body }, reader)
+  } catch (error) {
+    // Invalid options are thrown at once; the reader may already have been told.
+    reader.onResponseError(null as unknown as Dispatcher.DispatchController, error as Error)
+  }
+  return reader.promise
+}
