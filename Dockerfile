@@ -26,8 +26,8 @@ COPY src/ src/
 # from its cached copy is simply stripped again.
 RUN mkdir -p node_modules/.cache/node-compile-cache && chown 1000:1000 node_modules/.cache/node-compile-cache
 USER node
-RUN ["node", "--max-semi-space-size=4", "--max-old-space-size=256", "src/compile-cache.ts"]
+RUN ["node", "--max-semi-space-size=4", "--max-old-space-size=256", "--no-allocation-site-pretenuring", "--no-maglev", "src/compile-cache.ts"]
 EXPOSE 3000
 # node itself is the main process (never npm), so SIGTERM reaches the graceful shutdown. The V8 flags are
 # npm start's (a test keeps them equal); configuration comes from the environment only.
-CMD ["node", "--max-semi-space-size=4", "--max-old-space-size=256", "src/server.ts"]
+CMD ["node", "--max-semi-space-size=4", "--max-old-space-size=256", "--no-allocation-site-pretenuring", "--no-maglev", "src/server.ts"]
