@@ -140,8 +140,8 @@ export function dispatchPost (dispatcher: Dispatcher, url: URL, headers: Record<
   try {
     dispatcher.dispatch({ origin: url.origin, path: url.pathname + url.search, method: 'POST', headers, body }, reader)
   } catch (error) {
-    // Invalid options are thrown at once; the reader may already have been told.
-    reader.onResponseError(null as unknown as Dispatcher.DispatchController, error as Error)
+    // Invalid options are thrown at once; the reader may already have been told (then this is a no-op).
+    reader.abort(error)
   }
   return reader.promise
 }

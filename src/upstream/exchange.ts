@@ -38,8 +38,8 @@ export interface WireAnswer {
 }
 
 const REDIRECTS = new Set([307, 308])
-const OTHER_REDIRECTS = new Set([300, 301, 302, 303, 305])
-const ANY_REDIRECT: ReadonlySet<number> = new Set([...REDIRECTS, ...OTHER_REDIRECTS])
+// Every redirect status: followed only when in REDIRECTS, its body never kept.
+const ANY_REDIRECT: ReadonlySet<number> = new Set([300, 301, 302, 303, 305, ...REDIRECTS])
 // A redirect's body is read through only this far (it frees the connection); past it the connection closes.
 const DISCARD_LIMIT = 64 * 1024
 

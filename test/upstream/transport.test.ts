@@ -171,7 +171,7 @@ for (const [framing, headers] of Object.entries(framings)) {
   })
 }
 
-t.test("a redirect's long body is not read through: its connection is closed and the hop still followed", async t => {
+t.test("a redirect's long body does not stop the hop (answer-reader.test.ts: it is not read through)", async t => {
   const up = await upstream(t, (req, res) => {
     if (!req.url?.endsWith('/')) {
       // Chunked and far past what is read of a redirect's body (64 KiB).
@@ -188,6 +188,22 @@ t.test("a redirect's long body is not read through: its connection is closed and
   t.equal(result.kind, 'ok')
   t.strictSame(result.exchange.redirects, [{ status: 307, location: '/bc_api_web_service/discount/' }])
   t.equal(up.received.length, 2)
+})
+
+t.test('a deadline that passes while the call waits for a connection ends it there', async t => {
+  // One connection, held by a call the upstream never answers: the second call can only wait in the pool.
+  const up = await upstream(t, () => {})
+  const c = client(t, { baseUrl: up.origin, connections: 1, timeoutMs: 2000 })
+  let firstSettled = false
+  const first = reason(c.call('dealer.discount', fx.dealerParams)).finally(() => { firstSettled = true })
+
+  const error = await reason(c.call('dealer.client', fx.dealerParams, { timeoutMs: 50 }))
+
+  t.equal(error.reason, 'timeout')
+  t.equal(error.exchange.status, null)
+  t.notOk(firstSettled, 'failed while the connection was still taken, not once it freed up')
+  t.equal(up.received.length, 1, 'the waiting call was never sent')
+  t.equal((await first).reason, 'timeout')
 })
 
 for (const [framing, length] of Object.entries({ 'with a declared length': true, chunked: false })) {
