@@ -2,7 +2,7 @@
 // of concurrent requests of one client (single-flight), so a bench with two clients would measure that
 // sharing; with more clients than requests in flight, every profile costs its own three upstream calls,
 // as with real traffic of many users.
-import { ivanov, petrova, type SeededClient } from '../src/sandbox/seed.ts'
+import { ivanov, petrova, type SeededClient } from '../sandbox/seed.ts'
 
 /** At least one per connection of the largest scenario (200), fewer than the service's 1000 cached tokens. */
 export const BENCH_CLIENT_COUNT = 500

@@ -1,6 +1,6 @@
 // The sandbox upstream in a third process, so its work is not billed to the service: it reports its URL,
 // its request counts and its own CPU time to the bench over IPC, and takes the answer delay from it.
-import { startSandboxUpstream, type SandboxCounts } from '../src/sandbox/upstream.ts'
+import { startSandboxUpstream, type SandboxCounts } from '../sandbox/upstream.ts'
 import { benchClients } from './clients.ts'
 import { serveParent } from './ipc.ts'
 

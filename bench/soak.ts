@@ -1,5 +1,5 @@
 // `npm run soak` (not part of npm test): the service (a child process, --expose-gc, pino at debug captured
-// from its stdout) in front of the fault upstream (src/sandbox/faults.ts: the sandbox with random faults
+// from its stdout) in front of the fault upstream (sandbox/faults.ts: the sandbox with random faults
 // injected per upstream call), under a bounded run of mixed requests: seeded and unknown clients'
 // profiles, bad tokens, console calls good and bad, metrics scrapes. It fails (exit 1) on any unmapped or
 // undocumented answer, a malformed error body, a secret in an answer or the log, a transport error, or
@@ -15,9 +15,9 @@ import { Compile } from 'typebox/compile'
 import { ConsoleAnswer } from '../schemas/console.ts'
 import { ErrorBody } from '../schemas/errors.ts'
 import { Profile } from '../schemas/profile.ts'
-import { signToken } from '../src/auth/sign.ts'
-import { startFaultUpstream, MiB, type Fault } from '../src/sandbox/faults.ts'
-import { seededClients, unknownClient } from '../src/sandbox/seed.ts'
+import { signToken } from '../sandbox/sign.ts'
+import { startFaultUpstream, MiB, type Fault } from '../sandbox/faults.ts'
+import { seededClients, unknownClient } from '../sandbox/seed.ts'
 import { operationNames, type OperationName } from '../src/upstream/operations.ts'
 
 const DOCUMENTED = new Set([200, 400, 401, 404, 413, 415, 429, 502, 503, 504])

@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs, parseEnv } from 'node:util'
-import { MIN_SECRET_LENGTH, parseTtl, signToken, subjectProblems } from '../src/auth/sign.ts'
+import { MIN_SECRET_LENGTH, parseTtl, signToken, subjectProblems } from '../sandbox/sign.ts'
 import { ConfigSchema } from '../src/config.ts'
 
 export const USAGE = `Usage: npm run token -- --sub UUID --login DIGITS --vendor CODE [--ttl 1h]

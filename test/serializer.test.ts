@@ -4,7 +4,7 @@ import { createRequire } from 'node:module'
 import t from 'tap'
 import * as fx from '../schemas/fixtures.ts'
 import { Profile } from '../schemas/profile.ts'
-import { collectShared, toRefs } from '../src/plugins/shared-schemas.ts'
+import { collectShared, toRefs } from '../src/plugins/app/shared-schemas.ts'
 import { nullableForSerializer, projectionSerializer } from '../src/serializer.ts'
 
 const fastJsonStringify = createRequire(createRequire(import.meta.url).resolve('fastify'))('fast-json-stringify') as

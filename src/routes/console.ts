@@ -12,14 +12,14 @@ import {
   BadRequestError, InternalError, PayloadTooLargeError, RateLimitedError, ServiceUnavailableError, UnauthorizedError,
   UnsupportedMediaTypeError, UpstreamBadResponseError, UpstreamTimeoutError, UpstreamUnavailableError
 } from '../errors.ts'
-import { errorResponse } from '../plugins/docs.ts'
-import { OVERLOADED, shedHeaders } from '../plugins/load-shedding.ts'
-import { consoleRateLimit, limitHeaders, RATE_LIMITED_EXAMPLE } from '../plugins/rate-limit.ts'
-import { ref } from '../plugins/shared-schemas.ts'
+import { errorResponse } from '../plugins/external/docs.ts'
+import { OVERLOADED, shedHeaders } from '../plugins/external/load-shedding.ts'
+import { consoleRateLimit, limitHeaders, RATE_LIMITED_EXAMPLE } from '../plugins/external/rate-limit.ts'
+import { ref } from '../plugins/app/shared-schemas.ts'
 import type { Exchange } from '../upstream/client.ts'
 import { isUpstreamError } from '../upstream/errors.ts'
 import { operationNames } from '../upstream/operations.ts'
-import { pickTracingHeaders } from '../upstream/tracing.ts'
+import { pickTracingHeaders } from '../upstream/transport/tracing-headers.ts'
 
 export const consoleSchemas: TSchema[] = [ConsoleRequest, ConsoleAnswer]
 

@@ -3,9 +3,9 @@ import { Type } from 'typebox'
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ServiceUnavailableError } from '../errors.ts'
-import { errorResponse } from '../plugins/docs.ts'
-import { REDIS_STATES } from '../plugins/redis.ts'
-import { ref } from '../plugins/shared-schemas.ts'
+import { errorResponse } from '../plugins/external/docs.ts'
+import { REDIS_STATES } from '../plugins/app/redis.ts'
+import { ref } from '../plugins/app/shared-schemas.ts'
 
 const Live = Type.Object({ status: Type.Literal('ok') }, { $id: 'HealthLive', description: 'The process is up.' })
 const Ready = Type.Object({

@@ -11,18 +11,18 @@ import {
   ClientNotFoundError, InternalError, RateLimitedError, ServiceUnavailableError, UnauthorizedError, UpstreamBadResponseError,
   UpstreamTimeoutError, UpstreamUnavailableError
 } from '../errors.ts'
-import { callerOf, type Caller } from '../plugins/auth.ts'
-import { errorResponse } from '../plugins/docs.ts'
-import { OVERLOADED, shedHeaders } from '../plugins/load-shedding.ts'
-import { limitHeaders, profileRateLimit, RATE_LIMITED_EXAMPLE } from '../plugins/rate-limit.ts'
-import { ref } from '../plugins/shared-schemas.ts'
+import { callerOf, type Caller } from '../plugins/app/auth.ts'
+import { errorResponse } from '../plugins/external/docs.ts'
+import { OVERLOADED, shedHeaders } from '../plugins/external/load-shedding.ts'
+import { limitHeaders, profileRateLimit, RATE_LIMITED_EXAMPLE } from '../plugins/external/rate-limit.ts'
+import { ref } from '../plugins/app/shared-schemas.ts'
 import { contractorSection, createProfileComposer, discountSection, type DealerSections, type ProfileComposer } from '../profile/compose.ts'
 import { createSingleFlight } from '../profile/single-flight.ts'
 import { profileSpans } from '../profile/spans.ts'
 import { activeTracer } from '../tracing/tracer.ts'
 import type { CallOptions, UpstreamClient } from '../upstream/client.ts'
 import { isUpstreamError, upstreamError } from '../upstream/errors.ts'
-import { pickTracingHeaders, type TracingHeaders } from '../upstream/tracing.ts'
+import { pickTracingHeaders, type TracingHeaders } from '../upstream/transport/tracing-headers.ts'
 
 /** The front schemas this route answers with, registered as shared schemas. */
 export const profileSchemas: TSchema[] = [Profile]

@@ -71,7 +71,7 @@ const ignore: DiagLogFunction = () => {}
 /**
  * Makes the SDK the process's tracer: global provider, context manager and propagator, and the tracer
  * the app reads when it is built. Only the W3C trace context is propagated by the SDK: `baggage` and the
- * other tracing headers pass through to the upstream unchanged (upstream/tracing.ts).
+ * other tracing headers pass through to the upstream unchanged (upstream/transport/tracing-headers.ts).
  */
 export function registerTracing (options: TracingOptions): Tracing {
   const provider = new TracerProvider({

@@ -10,7 +10,7 @@ import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, ty
 import { ATTR_ERROR_TYPE, ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE, ATTR_URL_PATH, ATTR_URL_SCHEME } from '@opentelemetry/semantic-conventions'
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { METRICS_PATH } from '../plugins/metrics.ts'
+import { METRICS_PATH } from '../plugins/app/metrics.ts'
 import { ATTR } from './tracer.ts'
 
 // Probes and scrapes arrive every few seconds from machines, not people: they would bury the traces

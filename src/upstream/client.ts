@@ -2,15 +2,15 @@
 // upstream's rules (upstream-spec.md part 4, design.md section 6) to every operation of the registry,
 // behind a circuit breaker per operation (resilience.ts).
 import { Agent, type Dispatcher } from 'undici'
-import { compileOperationContracts, type ContractError, type OperationContracts } from './contract.ts'
-import { MAX_DEPTH, passThroughValues, passThroughWithinDepth, withinDepth } from './depth.ts'
+import { compileOperationContracts, type ContractError, type OperationContracts } from './contract/check.ts'
+import { MAX_DEPTH, passThroughValues, passThroughWithinDepth, withinDepth } from './contract/depth.ts'
 import { isUpstreamError, upstreamError, type FailureReason } from './errors.ts'
-import { startDeadline, type Deadline } from './deadline.ts'
-import { elapsed, headerValue, postFollowingRedirects, type Hop, type WireAnswer, type WireRequest } from './exchange.ts'
+import { startDeadline, type Deadline } from './transport/deadline.ts'
+import { elapsed, headerValue, postFollowingRedirects, type Hop, type WireAnswer, type WireRequest } from './transport/exchange.ts'
 import { operations, type KeyName, type NotFoundOf, type OperationName, type ParamsOf, type ResponseOf } from './operations.ts'
-import { createBreakers, DEFAULT_BREAKER_OPTIONS, type BreakerOptions, type BreakerState } from './resilience.ts'
+import { createBreakers, DEFAULT_BREAKER_OPTIONS, type BreakerOptions, type BreakerState } from './breaker.ts'
 import { exchangeSpans } from './spans.ts'
-import { pickTracingHeaders, type TracingHeaders } from './tracing.ts'
+import { pickTracingHeaders, type TracingHeaders } from './transport/tracing-headers.ts'
 import { activeTracer } from '../tracing/tracer.ts'
 
 export type { BreakerOptions, BreakerState }

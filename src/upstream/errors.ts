@@ -2,8 +2,8 @@
 // and its `cause`, in the manner of fastify-reply-from: 502 bad answer, 503 unreachable, 504 too slow.
 import { UpstreamBadResponseError, UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.ts'
 import type { OperationName } from './operations.ts'
-import type { Hop } from './exchange.ts'
-import type { ContractError } from './contract.ts'
+import type { Hop } from './transport/exchange.ts'
+import type { ContractError } from './contract/check.ts'
 
 /** Why an exchange failed; a metric label and a log field, never shown to callers. */
 export type FailureReason =
@@ -19,7 +19,7 @@ export type FailureReason =
   | 'content_type' // the answer is not JSON
   | 'json' // the answer claims JSON but does not parse
   | 'contract' // the JSON breaks the operation's schema
-  | 'too_deep' // the JSON nests deeper than MAX_DEPTH where it is passed on (upstream/depth.ts)
+  | 'too_deep' // the JSON nests deeper than MAX_DEPTH where it is passed on (contract/depth.ts)
 
 /** What is known of a failed exchange: always the hops so far, the status when an answer arrived. */
 export interface FailedExchange {

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
 import { chromium } from 'playwright-core'
 import { IVANOV } from '../../schemas/fixtures.ts'
-import { startDev } from '../../src/sandbox/dev.ts'
+import { startDev } from '../../sandbox/dev.ts'
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const IN_CI = (process.env.CI ?? '') !== '' && process.env.CI !== 'false'

@@ -5,9 +5,9 @@
 // through nginx loses none of them.
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
-import { signToken } from '../../src/auth/sign.ts'
-import { startSandboxUpstream } from '../../src/sandbox/upstream.ts'
-import { ivanov } from '../../src/sandbox/seed.ts'
+import { signToken } from '../../sandbox/sign.ts'
+import { startSandboxUpstream } from '../../sandbox/upstream.ts'
+import { ivanov } from '../../sandbox/seed.ts'
 import { DEALER_KEY, JWT_SECRET, PASSPORT_KEY } from '../helpers/build-app.ts'
 import { hs256 } from '../helpers/tokens.ts'
 import { get, requireBinaries, startNginx, startRedis, startServerProcess, type Answer, type ServerProcess } from '../helpers/real-servers.ts'

@@ -2,10 +2,10 @@
 import t from 'tap'
 import { Writable } from 'node:stream'
 import { buildApp } from '../../src/app.ts'
-import { signToken } from '../../src/auth/sign.ts'
+import { signToken } from '../../sandbox/sign.ts'
 import { loggerOptions } from '../../src/logger.ts'
-import { startSandboxUpstream } from '../../src/sandbox/upstream.ts'
-import { ivanov, unknownClient } from '../../src/sandbox/seed.ts'
+import { startSandboxUpstream } from '../../sandbox/upstream.ts'
+import { ivanov, unknownClient } from '../../sandbox/seed.ts'
 import { CONSOLE_KEY, DEALER_KEY, JWT_SECRET, PASSPORT_KEY, testConfig } from '../helpers/build-app.ts'
 
 t.test('no key, secret or token reaches the log at level trace', async t => {

@@ -6,10 +6,10 @@
 import t, { type Test } from 'tap'
 import type { IncomingHttpHeaders } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { ivanov, petrova } from '../../src/sandbox/seed.ts'
+import { ivanov, petrova } from '../../sandbox/seed.ts'
 import type { PassportParams } from '../../schemas/passport.ts'
 import type { Profile } from '../../schemas/profile.ts'
-import { signToken } from '../../src/auth/sign.ts'
+import { signToken } from '../../sandbox/sign.ts'
 import { consoleCall, faultService, faultUpstream, MiB, readAnswer, SECRETS, type Fault } from '../helpers/fault-upstream.ts'
 
 const MIN_CALLS = 20

@@ -3,7 +3,7 @@
 // never called; a dealer fault degrades its section only; the console shows an answer that arrived as
 // data and a transport failure as 502/503/504. No fault lets a key out or an unmapped 500 through.
 import t, { type Test } from 'tap'
-import { petrova } from '../../src/sandbox/seed.ts'
+import { petrova } from '../../sandbox/seed.ts'
 import type { ConsoleAnswer } from '../../schemas/console.ts'
 import type { Profile } from '../../schemas/profile.ts'
 import type { OperationName } from '../../src/upstream/operations.ts'

@@ -1,16 +1,16 @@
-// Fault tests over real HTTP: the scriptable fault upstream (src/sandbox/faults.ts, shared with the soak)
+// Fault tests over real HTTP: the scriptable fault upstream (sandbox/faults.ts, shared with the soak)
 // and the service from buildApp on port 0 in front of it, both closed at teardown.
 import type { Test } from 'tap'
 import { Compile } from 'typebox/compile'
 import { ErrorBody } from '../../schemas/errors.ts'
 import { buildApp } from '../../src/app.ts'
-import { signToken } from '../../src/auth/sign.ts'
+import { signToken } from '../../sandbox/sign.ts'
 import { loadConfig } from '../../src/config.ts'
-import { startFaultUpstream, type FaultUpstream } from '../../src/sandbox/faults.ts'
+import { startFaultUpstream, type FaultUpstream } from '../../sandbox/faults.ts'
 import type { PassportParams } from '../../schemas/passport.ts'
 import { CONSOLE_KEY, DEALER_KEY, JWT_SECRET, PASSPORT_KEY } from './build-app.ts'
 
-export { MiB, type Fault, type FaultUpstream } from '../../src/sandbox/faults.ts'
+export { MiB, type Fault, type FaultUpstream } from '../../sandbox/faults.ts'
 
 export const SECRETS = { PASSPORT_KEY, DEALER_KEY, CONSOLE_KEY, JWT_SECRET }
 

@@ -2,8 +2,8 @@ import t, { type Test } from 'tap'
 import Fastify from 'fastify'
 import { Type } from 'typebox'
 import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
-import errors, { toErrorBody } from '../../src/plugins/errors.ts'
-import requestIdPlugin, { requestId } from '../../src/plugins/request-id.ts'
+import errors, { toErrorBody } from '../../src/plugins/app/errors.ts'
+import requestIdPlugin, { requestId } from '../../src/plugins/app/request-id.ts'
 import { ClientNotFoundError, UpstreamBadResponseError } from '../../src/errors.ts'
 
 // A small app with the real error handler and a few routes that fail in each way a route can.

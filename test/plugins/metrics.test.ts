@@ -3,7 +3,7 @@
 import * as prom from 'prom-client'
 import t from 'tap'
 import * as fx from '../../schemas/fixtures.ts'
-import { createDriftTracker, createMetrics, MAX_CONTRACT_PATHS, MAX_PASSTHROUGH_PATHS, normalizeContractPath, OTHER_PATH } from '../../src/plugins/metrics.ts'
+import { createDriftTracker, createMetrics, MAX_CONTRACT_PATHS, MAX_PASSTHROUGH_PATHS, normalizeContractPath, OTHER_PATH } from '../../src/plugins/app/metrics.ts'
 import { operations, operationNames } from '../../src/upstream/operations.ts'
 import { buildTestApp, CONSOLE_KEY, DEALER_KEY, JWT_SECRET, PASSPORT_KEY, type TestApp } from '../helpers/build-app.ts'
 import { JSON_UTF8, slashRedirect } from '../helpers/upstream-mock.ts'

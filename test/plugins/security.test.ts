@@ -2,7 +2,7 @@
 // off unless CORS_ORIGINS names origins, the front server's limits, and their configuration.
 import { connect } from 'node:net'
 import t from 'tap'
-import { API_CSP, DOCS_CSP, EXPOSED_HEADERS } from '../../src/plugins/security.ts'
+import { API_CSP, DOCS_CSP, EXPOSED_HEADERS } from '../../src/plugins/external/security.ts'
 import { buildTestApp, configProblems } from '../helpers/build-app.ts'
 import { bearer } from '../helpers/tokens.ts'
 

@@ -8,7 +8,7 @@ import { Compile } from 'typebox/compile'
 import { ErrorBody } from '../../schemas/errors.ts'
 import { Profile } from '../../schemas/profile.ts'
 import { ConsoleAnswer } from '../../schemas/console.ts'
-import { seededClients, unknownAnswers } from '../../src/sandbox/seed.ts'
+import { seededClients, unknownAnswers } from '../../sandbox/seed.ts'
 import { operations } from '../../src/upstream/operations.ts'
 import { buildTestApp, CONSOLE_KEY, DEALER_KEY, JWT_SECRET, PASSPORT_KEY, type TestApp } from '../helpers/build-app.ts'
 

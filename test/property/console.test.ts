@@ -4,7 +4,7 @@
 // secret; only a valid request with the right key runs an operation.
 import fc from 'fast-check'
 import t from 'tap'
-import { seededClients } from '../../src/sandbox/seed.ts'
+import { seededClients } from '../../sandbox/seed.ts'
 import { CONSOLE_BODY_LIMIT } from '../../src/routes/console.ts'
 import { operationNames } from '../../src/upstream/operations.ts'
 import { CONSOLE_KEY } from '../helpers/build-app.ts'

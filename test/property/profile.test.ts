@@ -5,9 +5,9 @@
 import { createHmac } from 'node:crypto'
 import fc from 'fast-check'
 import t from 'tap'
-import { seededClients } from '../../src/sandbox/seed.ts'
+import { seededClients } from '../../sandbox/seed.ts'
 import { JWT_SECRET } from '../helpers/build-app.ts'
-import { ivanov } from '../../src/sandbox/seed.ts'
+import { ivanov } from '../../sandbox/seed.ts'
 import { bearer, hs256 } from '../helpers/tokens.ts'
 import { assertWellFormed, fieldValue, headerName, holds, propertyApp, stillServing } from './answers.ts'
 

@@ -8,9 +8,9 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { IVANOV, PETROVA } from '../../schemas/fixtures.ts'
-import { startDev } from '../../src/sandbox/dev.ts'
+import { startDev } from '../../sandbox/dev.ts'
 
-const DEV_SCRIPT = fileURLToPath(new URL('../../src/sandbox/dev.ts', import.meta.url))
+const DEV_SCRIPT = fileURLToPath(new URL('../../sandbox/dev.ts', import.meta.url))
 
 // An operator's settings that must not reach the sandbox run, from the environment or from .env.
 const OPERATOR_ENV = {

@@ -2,9 +2,9 @@
 // the issue promises (every breadcrumb data.type, a client with bonuses, an unknown client).
 import t from 'tap'
 import { BreadcrumbData } from '../../schemas/passport.ts'
-import { compileContract } from '../../src/upstream/contract.ts'
+import { compileContract } from '../../src/upstream/contract/check.ts'
 import { operations } from '../../src/upstream/operations.ts'
-import { ivanov, petrova, seededClients, unknownAnswers, unknownClient } from '../../src/sandbox/seed.ts'
+import { ivanov, petrova, seededClients, unknownAnswers, unknownClient } from '../../sandbox/seed.ts'
 
 const passport = compileContract(operations['passport.get_client'].response)
 const passportNotFound = compileContract(operations['passport.get_client'].notFound.schema)

@@ -3,11 +3,11 @@
 import { Readable } from 'node:stream'
 import t from 'tap'
 import { Agent, request } from 'undici'
-import { compileContract } from '../../src/upstream/contract.ts'
+import { compileContract } from '../../src/upstream/contract/check.ts'
 import { createUpstreamClient } from '../../src/upstream/client.ts'
 import { operationNames, operations, type OperationName } from '../../src/upstream/operations.ts'
-import { ivanov, petrova, seededClients, unknownClient, type SeededClient } from '../../src/sandbox/seed.ts'
-import { DELAY_HEADER, startSandboxUpstream } from '../../src/sandbox/upstream.ts'
+import { ivanov, petrova, seededClients, unknownClient, type SeededClient } from '../../sandbox/seed.ts'
+import { DELAY_HEADER, startSandboxUpstream } from '../../sandbox/upstream.ts'
 
 const keys = { passport: 'sandbox-passport-key', dealer: 'sandbox-dealer-key' }
 const sandbox = await startSandboxUpstream({ keys })

@@ -9,9 +9,9 @@ import { promisify } from 'node:util'
 import t, { type Test } from 'tap'
 import { PETROVA } from '../../schemas/fixtures.ts'
 import { buildApp } from '../../src/app.ts'
-import { MAX_TTL_SECONDS, signToken } from '../../src/auth/sign.ts'
+import { MAX_TTL_SECONDS, signToken } from '../../sandbox/sign.ts'
 import { loadConfig } from '../../src/config.ts'
-import { startSandboxUpstream } from '../../src/sandbox/upstream.ts'
+import { startSandboxUpstream } from '../../sandbox/upstream.ts'
 import { runTokenCli } from '../../scripts/token.ts'
 
 const SCRIPT = fileURLToPath(new URL('../../scripts/token.ts', import.meta.url))

@@ -3,7 +3,7 @@
 // connection closed, was a body read through), the calls can.
 import t from 'tap'
 import type { Dispatcher } from 'undici'
-import { AnswerReader, AnswerTooLarge } from '../../src/upstream/answer-reader.ts'
+import { AnswerReader, AnswerTooLarge } from '../../src/upstream/transport/answer-reader.ts'
 
 function controller () {
   const aborted: Error[] = []

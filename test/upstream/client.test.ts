@@ -6,7 +6,7 @@ import { inspect } from 'node:util'
 import * as fx from '../../schemas/fixtures.ts'
 import type { OperationName } from '../../src/upstream/operations.ts'
 import { isUpstreamError, type FailureReason, type UpstreamError } from '../../src/upstream/errors.ts'
-import { pickTracingHeaders, type TracingHeaders } from '../../src/upstream/tracing.ts'
+import { pickTracingHeaders, type TracingHeaders } from '../../src/upstream/transport/tracing-headers.ts'
 import type { UpstreamClient } from '../../src/upstream/client.ts'
 import { JSON_UTF8, KEYS, mockUpstream, ORIGIN, slashRedirect } from '../helpers/upstream-mock.ts'
 

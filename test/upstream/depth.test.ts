@@ -2,7 +2,7 @@
 // from the schemas, not restated), and the scans that bound them without recursing past the limit.
 import t from 'tap'
 import { Type } from 'typebox'
-import { MAX_DEPTH, passThroughPaths, passThroughWithinDepth, withinDepth } from '../../src/upstream/depth.ts'
+import { MAX_DEPTH, passThroughPaths, passThroughWithinDepth, withinDepth } from '../../src/upstream/contract/depth.ts'
 import { operations } from '../../src/upstream/operations.ts'
 
 const nest = (levels: number): unknown => {

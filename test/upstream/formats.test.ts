@@ -4,8 +4,8 @@ import t from 'tap'
 import { Compile } from 'typebox/compile'
 import { IsDateTime } from 'typebox/format'
 import { IsoDateTime } from '../../schemas/common.ts'
-import { compileOperationContracts } from '../../src/upstream/contract.ts'
-import { isDateTime } from '../../src/upstream/formats.ts'
+import { compileOperationContracts } from '../../src/upstream/contract/check.ts'
+import { isDateTime } from '../../src/upstream/contract/formats.ts'
 
 const digits = (n: number) => fc.integer({ min: 0, max: 10 ** n - 1 }).map(v => String(v).padStart(n, '0'))
 // Near-valid date-times: every field anywhere in its digit range, so out-of-range ones come up often.

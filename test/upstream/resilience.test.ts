@@ -10,7 +10,7 @@ import * as fx from '../../schemas/fixtures.ts'
 import { createUpstreamClient, type BreakerState, type ExchangeEvent, type UpstreamClient, type UpstreamClientOptions } from '../../src/upstream/client.ts'
 import { isUpstreamError, type UpstreamError } from '../../src/upstream/errors.ts'
 import type { OperationName } from '../../src/upstream/operations.ts'
-import { retryAfterOf } from '../../src/upstream/resilience.ts'
+import { retryAfterOf } from '../../src/upstream/breaker.ts'
 import { JSON_UTF8, KEYS, mockUpstream } from '../helpers/upstream-mock.ts'
 import { listenLocally } from '../helpers/local-server.ts'
 

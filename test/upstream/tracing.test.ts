@@ -1,6 +1,6 @@
 // Which inbound headers may travel upstream: the six tracing headers, and only bounded values of them.
 import t from 'tap'
-import { pickTracingHeaders, TRACING_HEADERS } from '../../src/upstream/tracing.ts'
+import { pickTracingHeaders, TRACING_HEADERS } from '../../src/upstream/transport/tracing-headers.ts'
 
 t.test('picks the tracing headers and nothing else', async t => {
   const picked = pickTracingHeaders({

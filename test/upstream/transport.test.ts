@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net'
 import * as fx from '../../schemas/fixtures.ts'
 import { createUpstreamClient, type UpstreamClientOptions } from '../../src/upstream/client.ts'
 import { isUpstreamError } from '../../src/upstream/errors.ts'
-import { pickTracingHeaders } from '../../src/upstream/tracing.ts'
+import { pickTracingHeaders } from '../../src/upstream/transport/tracing-headers.ts'
 import { KEYS } from '../helpers/upstream-mock.ts'
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0]

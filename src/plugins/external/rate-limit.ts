@@ -12,9 +12,9 @@ import { createHash } from 'node:crypto'
 import fp from 'fastify-plugin'
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { Config } from '../config.ts'
-import { RateLimitedError } from '../errors.ts'
-import { callerOf } from './auth.ts'
+import type { Config } from '../../config.ts'
+import { RateLimitedError } from '../../errors.ts'
+import { callerOf } from '../app/auth.ts'
 import { sharedStore } from './rate-limit-store.ts'
 
 declare module 'fastify' {

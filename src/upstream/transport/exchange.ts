@@ -6,7 +6,7 @@ import { errors as undiciErrors, type Dispatcher } from 'undici'
 import type { IncomingHttpHeaders } from 'node:http'
 import { AnswerReader, AnswerTooLarge, dispatchPost, type ReadOptions } from './answer-reader.ts'
 import type { Deadline } from './deadline.ts'
-import { upstreamError, type FailedExchange, type FailureReason } from './errors.ts'
+import { upstreamError, type FailedExchange, type FailureReason } from '../errors.ts'
 
 export interface Hop { status: number, location: string }
 

@@ -8,7 +8,7 @@
 // integer that expires with its window. Nothing else is stored.
 import { createRequire } from 'node:module'
 import type { Redis } from 'ioredis'
-import type { SharedRedis } from './redis.ts'
+import type { SharedRedis } from '../app/redis.ts'
 
 interface Counted { current: number, ttl: number }
 type Callback = (error: Error | null, result?: Counted) => void

@@ -1,8 +1,8 @@
 // The upstream client as a decorator: one per app, its connections closed when the app closes.
 import fp from 'fastify-plugin'
 import type { Dispatcher } from 'undici'
-import type { Config } from '../config.ts'
-import { createUpstreamClient, type UpstreamClient, type UpstreamObserver } from '../upstream/client.ts'
+import type { Config } from '../../config.ts'
+import { createUpstreamClient, type UpstreamClient, type UpstreamObserver } from '../../upstream/client.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {

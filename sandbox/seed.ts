@@ -1,8 +1,8 @@
 // The sandbox upstream's clients, built from schemas/fixtures.ts. Every answer is typed with the
 // schemas' Static types (`satisfies`), so a fixture that drifts from its schema fails the typecheck here.
-import * as fixture from '../../schemas/fixtures.ts'
-import type { PassportClientFound, PassportClientNotFound, PassportParams } from '../../schemas/passport.ts'
-import type { ContractorResult, DiscountResult } from '../../schemas/dealer.ts'
+import * as fixture from '../schemas/fixtures.ts'
+import type { PassportClientFound, PassportClientNotFound, PassportParams } from '../schemas/passport.ts'
+import type { ContractorResult, DiscountResult } from '../schemas/dealer.ts'
 
 /** A client the sandbox knows: who it is and what each operation answers for it. */
 export interface SeededClient {

@@ -4,11 +4,11 @@ import fp from 'fastify-plugin'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyError } from 'fastify'
-import { ErrorBody } from '../../schemas/errors.ts'
-import pkg from '../../package.json' with { type: 'json' }
-import type { Config } from '../config.ts'
-import { toErrorBody } from './errors.ts'
-import { ref } from './shared-schemas.ts'
+import { ErrorBody } from '../../../schemas/errors.ts'
+import pkg from '../../../package.json' with { type: 'json' }
+import type { Config } from '../../config.ts'
+import { toErrorBody } from '../app/errors.ts'
+import { ref } from '../app/shared-schemas.ts'
 
 export const DOCS_PREFIX = '/docs'
 

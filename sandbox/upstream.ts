@@ -4,8 +4,8 @@
 // benchmark, so the hot path stays cheap: seeded answers are serialized once, at start.
 import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { compileOperationContracts } from '../upstream/contract.ts'
-import { operationNames, operations, type KeyName, type OperationName, type ParamsOf } from '../upstream/operations.ts'
+import { compileOperationContracts } from '../src/upstream/contract/check.ts'
+import { operationNames, operations, type KeyName, type OperationName, type ParamsOf } from '../src/upstream/operations.ts'
 import { seededClients, unknownAnswers, type SeededClient } from './seed.ts'
 
 export interface SandboxUpstreamOptions {

@@ -2,9 +2,9 @@
 // stable code, and for 5xx a message that says what failed without internals.
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import type { ErrorBody } from '../../schemas/errors.ts'
-import { errorCodes, InternalError, NotFoundError } from '../errors.ts'
-import { retryAfterOf } from '../upstream/resilience.ts'
+import type { ErrorBody } from '../../../schemas/errors.ts'
+import { errorCodes, InternalError, NotFoundError } from '../../errors.ts'
+import { retryAfterOf } from '../../upstream/breaker.ts'
 
 // node:http as Node's own module, not its ESM namespace: building that namespace reads every export,
 // and http's lazy WebSocket getters load Node's bundled undici and web streams (about 13 MiB of RSS in

@@ -8,7 +8,7 @@ import { once } from 'node:events'
 import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
 import type { Registry } from 'prom-client'
-import type { Config } from '../config.ts'
+import type { Config } from '../../config.ts'
 import type { PromClient } from './metrics.ts'
 
 /** `connecting` until the first connection, `up` while it answers, `down` while unreachable or slow. */

@@ -5,8 +5,8 @@
 import fp from 'fastify-plugin'
 import underPressure from '@fastify/under-pressure'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { Config } from '../config.ts'
-import { ServiceUnavailableError } from '../errors.ts'
+import type { Config } from '../../config.ts'
+import { ServiceUnavailableError } from '../../errors.ts'
 
 /** Seconds a shed client is told to wait. */
 export const SHED_RETRY_AFTER_S = 10

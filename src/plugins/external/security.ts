@@ -7,7 +7,7 @@ import { createRequire } from 'node:module'
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { FastifyHttpOptions, FastifyReply } from 'fastify'
 import type HelmetModule from 'helmet'
-import { trustProxySetting, type Config } from '../config.ts'
+import { trustProxySetting, type Config } from '../../config.ts'
 import { DOCS_PREFIX } from './docs.ts'
 
 // Node checks header and request deadlines on this interval (its default, 30 s, would let a slow

@@ -8,10 +8,10 @@ import fastifyJwt from '@fastify/jwt'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type, type Static } from 'typebox'
 import { Compile } from 'typebox/compile'
-import { Login, Uuid, VendorCode } from '../../schemas/common.ts'
-import type { PassportParams } from '../../schemas/passport.ts'
-import type { Config } from '../config.ts'
-import { UnauthorizedError } from '../errors.ts'
+import { Login, Uuid, VendorCode } from '../../../schemas/common.ts'
+import type { PassportParams } from '../../../schemas/passport.ts'
+import type { Config } from '../../config.ts'
+import { UnauthorizedError } from '../../errors.ts'
 
 /** The claims a caller's token must carry; others are ignored. */
 export const CallerClaims = Type.Object({

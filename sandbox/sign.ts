@@ -1,12 +1,12 @@
 // Mints HS256 caller tokens: for the sandbox (`npm run dev`), for trying a service configured with
 // AUTH_JWT_SECRET (`npm run token`) and for tests. The service itself only verifies tokens
-// (plugins/auth.ts); the claims are checked here against the same CallerClaims schema it verifies with,
+// (src/plugins/app/auth.ts); the claims are checked here against the same CallerClaims schema it verifies with,
 // so a token minted here is one the service accepts.
 import { createHmac } from 'node:crypto'
 import { Type, type Static } from 'typebox'
 import { Compile } from 'typebox/compile'
-import { ConfigSchema } from '../config.ts'
-import { CallerClaims } from '../plugins/auth.ts'
+import { ConfigSchema } from '../src/config.ts'
+import { CallerClaims } from '../src/plugins/app/auth.ts'
 
 /** Who the token names: `sub` is the client's uid_client. */
 export const TokenSubject = Type.Pick(CallerClaims, ['sub', 'login', 'vendor'])

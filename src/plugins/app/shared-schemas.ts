@@ -3,7 +3,7 @@
 // from clashing in fast-json-stringify, and names the OpenAPI components after the `$id`s.
 import fp from 'fastify-plugin'
 import type { TSchema } from 'typebox'
-import { ErrorBody } from '../../schemas/errors.ts'
+import { ErrorBody } from '../../../schemas/errors.ts'
 
 /** Replaces every nested subschema that has a `$id` by a `$ref` to it; the top level keeps its own. */
 export function toRefs<T> (schema: T, top = true): T {
