@@ -11,7 +11,7 @@ import docs from './plugins/external/docs.ts'
 import drain from './plugins/app/drain.ts'
 import errors from './plugins/app/errors.ts'
 import loadShedding from './plugins/external/load-shedding.ts'
-import metrics from './plugins/app/metrics.ts'
+import metrics, { METRICS_PATH } from './plugins/app/metrics.ts'
 import rateLimits from './plugins/external/rate-limit.ts'
 import redis from './plugins/app/redis.ts'
 import requestIdPlugin, { requestId } from './plugins/app/request-id.ts'
@@ -33,6 +33,9 @@ export interface AppOverrides {
   logger?: FastifyServerOptions['logger']
   loggerInstance?: FastifyServerOptions['loggerInstance']
 }
+
+// Probes and scrapes arrive every few seconds from machines, not people: they get no span.
+const UNTRACED: ReadonlySet<string> = new Set(['/health/live', '/health/ready', METRICS_PATH])
 
 export async function buildApp (config: Config, overrides: AppOverrides = {}) {
   // Tracing was started (or not) before the app was imported (server.ts); read once, here.
@@ -58,7 +61,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
   fastify.setValidatorCompiler(TypeBoxValidatorCompiler)
 
   // First, so that every later hook, the handlers and their log lines run inside the request's span.
-  if (tracer !== null) await fastify.register(serverSpans, { tracer })
+  if (tracer !== null) await fastify.register(serverSpans, { tracer, untraced: UNTRACED })
   await fastify.register(requestIdPlugin)
   // Keep-alive connections end with their last answer once closing: shutdown waits for work, not sockets.
   await fastify.register(drain)

@@ -1,12 +1,13 @@
 // POST /request-console (design.md section 5): an operator runs one upstream operation of the registry
 // and sees the whole exchange. An upstream error status is data here; only an exchange that got no
 // answer at all (timeout, unreachable, refused redirect) is an error of the console.
-import { createHash, timingSafeEqual } from 'node:crypto'
+import { createHash } from 'node:crypto'
 import type { FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { TSchema } from 'typebox'
 import { Compile } from 'typebox/compile'
 import { ConsoleAnswer, ConsoleRequest, consoleRequestVariants } from '../../schemas/console.ts'
+import { consoleOperatorCheck } from '../auth/key-check.ts'
 import { consoleOperators, type Config } from '../config.ts'
 import {
   BadRequestError, InternalError, PayloadTooLargeError, RateLimitedError, ServiceUnavailableError, UnauthorizedError,
@@ -27,32 +28,6 @@ export const CONSOLE_BODY_LIMIT = 16 * 1024
 export const CONSOLE_KEY_HEADER = 'x-console-key'
 // No registered scheme exists for an API key header; the challenge names the header to send.
 export const CONSOLE_CHALLENGE = `${CONSOLE_KEY_HEADER} realm="request-console"`
-
-const sha256 = (value: string) => createHash('sha256').update(value).digest()
-
-/**
- * A constant-time check of the console key: both sides are hashed first, so the comparison runs over
- * equal lengths and neither the key's length nor its prefix leaks through timing.
- */
-export function consoleKeyCheck (expected: string): (presented: unknown) => boolean {
-  const want = sha256(expected)
-  return presented => typeof presented === 'string' && timingSafeEqual(sha256(presented), want)
-}
-
-/**
- * The operator a presented console key belongs to, or undefined. Every key is compared, in constant time
- * (digests of equal length, no early exit), so timing tells neither which key nor how close a guess came.
- */
-export function consoleOperatorCheck (operators: ReadonlyMap<string, string>): (presented: unknown) => string | undefined {
-  const digests = [...operators].map(([name, key]) => ({ name, digest: sha256(key) }))
-  return presented => {
-    if (typeof presented !== 'string') return undefined
-    const digest = sha256(presented)
-    let found: string | undefined
-    for (const entry of digests) if (timingSafeEqual(digest, entry.digest)) found = entry.name
-    return found
-  }
-}
 
 /** The subject of a console call in the audit log: the uid_client hashed, so the log holds no client id. */
 export function auditSubject (uidClient: string): string {

@@ -10,12 +10,7 @@ import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, ty
 import { ATTR_ERROR_TYPE, ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE, ATTR_URL_PATH, ATTR_URL_SCHEME } from '@opentelemetry/semantic-conventions'
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { METRICS_PATH } from '../plugins/app/metrics.ts'
 import { ATTR } from './tracer.ts'
-
-// Probes and scrapes arrive every few seconds from machines, not people: they would bury the traces
-// that matter, so they get no span.
-const UNTRACED = new Set(['/health/live', '/health/ready', METRICS_PATH])
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -41,12 +36,18 @@ function endSpan (request: FastifyRequest, status: number | undefined): void {
   span.end()
 }
 
-export default fp<{ tracer: Tracer }>(async function serverSpans (fastify, { tracer }) {
+export interface ServerSpansOptions {
+  tracer: Tracer
+  /** Route templates that get no span: probes and scrapes would bury the traces that matter. */
+  untraced: ReadonlySet<string>
+}
+
+export default fp<ServerSpansOptions>(async function serverSpans (fastify, { tracer, untraced }) {
   fastify.decorateRequest('serverSpan', null)
 
   fastify.addHook('onRequest', (request, reply, done) => {
     const route = request.routeOptions.url
-    if (route !== undefined && UNTRACED.has(route)) {
+    if (route !== undefined && untraced.has(route)) {
       done()
       return
     }

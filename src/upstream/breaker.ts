@@ -194,6 +194,7 @@ export function createBreakers (options: BreakerOptions, onChange?: (operation: 
     // Open: until the half-open delay ends. Half-open: the probe is out and decides soon.
     const left = breaker.openedAt + options.halfOpenAfterMs - Date.now()
     error.retryAfterS = Math.max(1, Math.ceil(left / 1000))
+    error.headers = { 'retry-after': String(error.retryAfterS) }
     return error
   }
 

@@ -169,17 +169,16 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
       redirectTarget: slashed[name],
       maxBodyBytes,
       dispatcher,
-      record: { operation: name, status: null, redirects: [], duration_ms: 0 },
+      operation: name,
+      safeToRepeat: op.safeToRepeat,
       started,
       stopAtRedirect: learned.has(name)
     }
-    let attempt = wire
-    let answer = await postFollowingRedirects(attempt)
-    if (attempt.stopAtRedirect === true && (answer.status === 404 || (answer.status >= 300 && answer.status < 400))) {
-      // The learned location moved: forget it and start again from the documented path.
+    let answer = await postFollowingRedirects(wire)
+    if (wire.stopAtRedirect === true && (answer.status === 404 || (answer.status >= 300 && answer.status < 400))) {
+      // The learned location moved: forget it and start again from the documented path, a new exchange.
       learned.delete(name)
-      attempt = { ...wire, url: documented[name], stopAtRedirect: false, record: { ...wire.record, redirects: [] } }
-      answer = await postFollowingRedirects(attempt)
+      answer = await postFollowingRedirects({ ...wire, url: documented[name], stopAtRedirect: false })
     }
     const result = interpret(name, answer, contracts[name], call.wholeBodyDepth === true)
     if ((result.outcome === 'ok' || result.outcome === 'not_found') && answer.url.href !== documented[name].href) {
@@ -188,7 +187,7 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
     return {
       operation: name,
       status: answer.status,
-      redirects: attempt.record.redirects,
+      redirects: answer.redirects,
       duration_ms: elapsed(started),
       contract: result.contract,
       body: result.body,

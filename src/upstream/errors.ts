@@ -2,7 +2,6 @@
 // and its `cause`, in the manner of fastify-reply-from: 502 bad answer, 503 unreachable, 504 too slow.
 import { UpstreamBadResponseError, UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.ts'
 import type { OperationName } from './operations.ts'
-import type { Hop } from './transport/exchange.ts'
 import type { ContractError } from './contract/check.ts'
 
 /** Why an exchange failed; a metric label and a log field, never shown to callers. */
@@ -21,6 +20,9 @@ export type FailureReason =
   | 'contract' // the JSON breaks the operation's schema
   | 'too_deep' // the JSON nests deeper than MAX_DEPTH where it is passed on (contract/depth.ts)
 
+/** One redirect followed: its status and the Location it named. */
+export interface Hop { status: number, location: string }
+
 /** What is known of a failed exchange: always the hops so far, the status when an answer arrived. */
 export interface FailedExchange {
   operation: OperationName
@@ -33,7 +35,12 @@ export interface FailedExchange {
 
 type UpstreamErrorCtor = typeof UpstreamBadResponseError | typeof UpstreamTimeoutError | typeof UpstreamUnavailableError
 
-export type UpstreamError = InstanceType<UpstreamErrorCtor> & { reason: FailureReason, exchange: FailedExchange }
+export type UpstreamError = InstanceType<UpstreamErrorCtor> & {
+  reason: FailureReason
+  exchange: FailedExchange
+  /** Headers the answer carries (an open breaker's Retry-After); the error handler sends them. */
+  headers?: Record<string, string>
+}
 
 const byReason: Record<FailureReason, UpstreamErrorCtor> = {
   timeout: UpstreamTimeoutError,

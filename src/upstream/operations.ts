@@ -16,6 +16,11 @@ export interface OperationSpec<P extends TSchema = TSchema, R extends TSchema = 
   response: R
   /** A non-2xx status that is an answer, not a failure (the passport's 400 CLIENT_NOT_FOUND). */
   notFound?: { status: number, schema: N }
+  /**
+   * Whether sending the request twice changes nothing upstream (a lookup). Only such an operation is sent
+   * again after a dropped connection, which the upstream may have received in full; a write never is.
+   */
+  safeToRepeat: boolean
 }
 
 export const operations = {
@@ -25,21 +30,24 @@ export const operations = {
     summary: 'Passport lookup of a client by vendor, login and uid_client.',
     params: PassportParams,
     response: PassportClientFound,
-    notFound: { status: 400, schema: PassportClientNotFound }
+    notFound: { status: 400, schema: PassportClientNotFound },
+    safeToRepeat: true
   },
   'dealer.discount': {
     path: '/bc_api_web_service/discount',
     key: 'dealer',
     summary: "The client's bonuses; `success: false, data: null` when there are none.",
     params: DealerParams,
-    response: DiscountResult
+    response: DiscountResult,
+    safeToRepeat: true
   },
   'dealer.client': {
     path: '/bc_api_web_service/client',
     key: 'dealer',
     summary: "The dealer's contractor record of the client.",
     params: DealerParams,
-    response: ContractorResult
+    response: ContractorResult,
+    safeToRepeat: true
   }
 } as const satisfies Record<string, OperationSpec>
 

@@ -7,7 +7,7 @@ import type { LightMyRequestResponse } from 'fastify'
 import * as fx from '../../schemas/fixtures.ts'
 import { consoleRequestVariants } from '../../schemas/console.ts'
 import { operationNames, type OperationName } from '../../src/upstream/operations.ts'
-import { consoleOperatorCheck } from '../../src/routes/console.ts'
+import { consoleOperatorCheck } from '../../src/auth/key-check.ts'
 import { buildTestApp, configProblems, CONSOLE_KEY, DEALER_KEY, PASSPORT_KEY, type TestApp } from '../helpers/build-app.ts'
 import { bearer, hs256 } from '../helpers/tokens.ts'
 

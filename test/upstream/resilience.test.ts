@@ -11,7 +11,10 @@ import { createUpstreamClient, type BreakerState, type ExchangeEvent, type Upstr
 import { isUpstreamError, type UpstreamError } from '../../src/upstream/errors.ts'
 import type { OperationName } from '../../src/upstream/operations.ts'
 import { retryAfterOf } from '../../src/upstream/breaker.ts'
-import { JSON_UTF8, KEYS, mockUpstream } from '../helpers/upstream-mock.ts'
+import { operations } from '../../src/upstream/operations.ts'
+import { startDeadline } from '../../src/upstream/transport/deadline.ts'
+import { postFollowingRedirects } from '../../src/upstream/transport/exchange.ts'
+import { JSON_UTF8, KEYS, mockUpstream, ORIGIN } from '../helpers/upstream-mock.ts'
 import { listenLocally } from '../helpers/local-server.ts'
 
 const PASSPORT = '/bc_passport/get_client'
@@ -344,6 +347,65 @@ t.test('retry: only once; a second refusal is the failure', async t => {
   up.post(DISCOUNT).replyWithError(Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:443'), { code: 'ECONNREFUSED' })).times(2)
   t.equal((await failure(discount(up.client))).reason, 'connect')
   t.equal(up.calls().length, 2)
+})
+
+t.test('retry: a dropped connection on the fallback from a learned location that moved is sent again', async t => {
+  // The learned slash location answers 404, the fallback to the documented path meets a dropped connection:
+  // a new exchange with no answer yet, retried like a first hop (issue 21, finding 2).
+  const up = mockUpstream(t)
+  up.post(DISCOUNT).reply(307, '', { headers: { location: `${DISCOUNT}/` } })
+  up.post(`${DISCOUNT}/`).reply(200, fx.discountNone, { headers: JSON_UTF8 })
+  t.equal((await discount(up.client)).kind, 'ok', 'the slash location is learned')
+  up.post(`${DISCOUNT}/`).reply(404, 'gone')
+  up.post(DISCOUNT).replyWithError(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }))
+  up.post(DISCOUNT).reply(200, fx.discountNone, { headers: JSON_UTF8 })
+  const result = await discount(up.client)
+  t.equal(result.kind, 'ok', 'the dropped fallback is retried and answers')
+  t.equal(result.exchange.status, 200)
+  t.same(result.exchange.redirects, [], 'the fallback exchange reports its own hops only')
+  t.same(up.calls().map(call => call.path), [DISCOUNT, `${DISCOUNT}/`, `${DISCOUNT}/`, DISCOUNT, DISCOUNT])
+})
+
+t.test('a failed fallback reports no status when no answer of its own arrived', async t => {
+  const up = mockUpstream(t)
+  up.post(DISCOUNT).reply(307, '', { headers: { location: `${DISCOUNT}/` } })
+  up.post(`${DISCOUNT}/`).reply(200, fx.discountNone, { headers: JSON_UTF8 })
+  await discount(up.client)
+  up.post(`${DISCOUNT}/`).reply(404, 'gone')
+  up.post(DISCOUNT).replyWithError(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })).times(2)
+  const error = await failure(discount(up.client))
+  t.equal(error.reason, 'connect')
+  t.equal(error.exchange.status, null, 'not the 404 of the abandoned location')
+})
+
+t.test('every operation of the registry declares whether it is safe to repeat; all three lookups are', async t => {
+  for (const [name, op] of Object.entries(operations)) t.equal(op.safeToRepeat, true, name)
+})
+
+t.test('an exchange not safe to repeat is never sent twice after a dropped connection', async t => {
+  const up = mockUpstream(t)
+  up.post(DISCOUNT).replyWithError(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }))
+  const deadline = startDeadline(2000)
+  const wire = {
+    operation: 'dealer.discount' as const,
+    url: new URL(`${ORIGIN}${DISCOUNT}`),
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: '{}',
+    deadline,
+    maxRedirects: 1,
+    redirectTarget: new URL(`${ORIGIN}${DISCOUNT}/`),
+    maxBodyBytes: 1024,
+    dispatcher: up.agent,
+    safeToRepeat: false,
+    started: performance.now()
+  }
+  try {
+    const error = await failure(postFollowingRedirects(wire))
+    t.equal(error.reason, 'connect')
+  } finally {
+    deadline.clear()
+  }
+  t.equal(up.calls().length, 1, 'sent once')
 })
 
 t.test('never retried', async t => {

@@ -4,7 +4,6 @@ import fp from 'fastify-plugin'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import type { ErrorBody } from '../../../schemas/errors.ts'
 import { errorCodes, InternalError, NotFoundError } from '../../errors.ts'
-import { retryAfterOf } from '../../upstream/breaker.ts'
 
 // node:http as Node's own module, not its ESM namespace: building that namespace reads every export,
 // and http's lazy WebSocket getters load Node's bundled undici and web streams (about 13 MiB of RSS in
@@ -44,9 +43,9 @@ export function toErrorBody (error: FastifyError): ErrorBody {
 async function errorsPlugin (fastify: import('fastify').FastifyInstance) {
   fastify.setErrorHandler(function handle (error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
     const body = toErrorBody(error)
-    // An open circuit breaker knows when its probe may go: callers need not guess.
-    const retryAfter = retryAfterOf(error)
-    if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter))
+    // Headers the error itself carries (as Fastify's own handler honours): an open breaker's Retry-After.
+    const headers = (error as { headers?: Record<string, string> }).headers
+    if (headers !== undefined && body.statusCode === error.statusCode) reply.headers(headers)
     if (body.statusCode >= 500) request.log.error({ err: error, code: body.code }, 'request failed')
     else request.log.info({ code: body.code, message: body.message }, 'request refused')
     return reply.code(body.statusCode).type('application/json; charset=utf-8').send(body)

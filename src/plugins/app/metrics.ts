@@ -7,11 +7,11 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Registry } from 'prom-client'
 import type { Config } from '../../config.ts'
 import { UnauthorizedError } from '../../errors.ts'
-import { consoleKeyCheck } from '../../routes/console.ts'
+import { consoleKeyCheck } from '../../auth/key-check.ts'
 import type { BreakerState, ExchangeEvent, UpstreamObserver } from '../../upstream/client.ts'
 import { passThroughPaths, passThroughValues, type SchemaPath } from '../../upstream/contract/depth.ts'
 import { operationNames, operations, type OperationName } from '../../upstream/operations.ts'
-import { redisMetrics } from './redis.ts'
+import type { SharedRedis } from './redis.ts'
 
 export const METRICS_PATH = '/metrics'
 
@@ -262,6 +262,28 @@ export function createMetrics ({ collectDefaultMetrics, Counter, Gauge, Histogra
   }
 
   return { registry, observer, recordResponse }
+}
+
+/** Redis's gauges for /metrics, read when scraped. */
+export function redisMetrics ({ Counter, Gauge }: PromClient, registry: Registry, redis: SharedRedis): void {
+  const registers = [registry]
+  /* eslint-disable no-new -- prom-client metrics live in the registry they are given */
+  new Gauge({
+    name: 'bff_redis_up',
+    help: 'Whether the shared Redis of the rate limits answers (1) or not (0: limits fail open).',
+    registers,
+    collect () { this.set(redis.state === 'up' ? 1 : 0) }
+  })
+  new Counter({
+    name: 'bff_rate_limit_store_failures_total',
+    help: 'Rate-limit checks that failed open because Redis was unreachable, slow or bypassed while down.',
+    registers,
+    collect () {
+      this.reset()
+      this.inc(redis.failures)
+    }
+  })
+  /* eslint-enable no-new */
 }
 
 export default fp<{ config: Pick<Config, 'METRICS_API_KEY'> }>(async function metricsPlugin (fastify, { config }) {

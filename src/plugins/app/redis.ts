@@ -7,9 +7,7 @@
 import { once } from 'node:events'
 import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
-import type { Registry } from 'prom-client'
 import type { Config } from '../../config.ts'
-import type { PromClient } from './metrics.ts'
 
 /** `connecting` until the first connection, `up` while it answers, `down` while unreachable or slow. */
 export const REDIS_STATES = ['connecting', 'up', 'down'] as const
@@ -114,28 +112,6 @@ export function connectRedis (RedisClient: typeof Redis, url: string, config: Re
 async function firstConnection (client: Redis, ms: number): Promise<void> {
   // once() rejects on an 'error' event or the timeout: either way, Redis is not there yet.
   await once(client, 'ready', { signal: AbortSignal.timeout(ms) }).catch(() => {})
-}
-
-/** Redis's gauges for /metrics, read when scraped. */
-export function redisMetrics ({ Counter, Gauge }: PromClient, registry: Registry, redis: SharedRedis): void {
-  const registers = [registry]
-  /* eslint-disable no-new -- prom-client metrics live in the registry they are given */
-  new Gauge({
-    name: 'bff_redis_up',
-    help: 'Whether the shared Redis of the rate limits answers (1) or not (0: limits fail open).',
-    registers,
-    collect () { this.set(redis.state === 'up' ? 1 : 0) }
-  })
-  new Counter({
-    name: 'bff_rate_limit_store_failures_total',
-    help: 'Rate-limit checks that failed open because Redis was unreachable, slow or bypassed while down.',
-    registers,
-    collect () {
-      this.reset()
-      this.inc(redis.failures)
-    }
-  })
-  /* eslint-enable no-new */
 }
 
 export default fp<{ config: Config }>(async function redisPlugin (fastify, { config }) {

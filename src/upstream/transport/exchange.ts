@@ -6,11 +6,12 @@ import { errors as undiciErrors, type Dispatcher } from 'undici'
 import type { IncomingHttpHeaders } from 'node:http'
 import { AnswerReader, AnswerTooLarge, dispatchPost, type ReadOptions } from './answer-reader.ts'
 import type { Deadline } from './deadline.ts'
-import { upstreamError, type FailedExchange, type FailureReason } from '../errors.ts'
+import { upstreamError, type FailedExchange, type FailureReason, type Hop } from '../errors.ts'
 
-export interface Hop { status: number, location: string }
+export type { Hop }
 
 export interface WireRequest {
+  operation: FailedExchange['operation']
   /** The first URL to POST to. */
   url: URL
   headers: Record<string, string>
@@ -24,8 +25,8 @@ export interface WireRequest {
   stopAtRedirect?: boolean
   maxBodyBytes: number
   dispatcher: Dispatcher
-  /** The exchange record so far: filled in place, so a failure reports every hop taken. */
-  record: FailedExchange
+  /** The operation may be sent again after a dropped connection (operations.ts `safeToRepeat`). */
+  safeToRepeat: boolean
   started: number
 }
 
@@ -35,6 +36,8 @@ export interface WireAnswer {
   status: number
   headers: IncomingHttpHeaders
   text: string
+  /** The redirects followed on the way. */
+  redirects: Hop[]
 }
 
 const REDIRECTS = new Set([307, 308])
@@ -44,7 +47,9 @@ const ANY_REDIRECT: ReadonlySet<number> = new Set([300, 301, 302, 303, 305, ...R
 const DISCARD_LIMIT = 64 * 1024
 
 export async function postFollowingRedirects (req: WireRequest): Promise<WireAnswer> {
-  const { record, deadline } = req
+  const { deadline } = req
+  // This exchange's own record: a failure reports every hop taken and the last status that arrived.
+  const record: FailedExchange = { operation: req.operation, status: null, redirects: [], duration_ms: 0 }
   const reading: ReadOptions = { maxBodyBytes: req.maxBodyBytes, discard: ANY_REDIRECT, discardLimit: DISCARD_LIMIT }
   let url = req.url
   let retried = false
@@ -56,42 +61,44 @@ export async function postFollowingRedirects (req: WireRequest): Promise<WireAns
       answer = await dispatchPost(req.dispatcher, url, req.headers, req.body, reader)
     } catch (cause) {
       if (reader.status !== 0) record.status = reader.status
-      if (cause instanceof AnswerTooLarge) throw fail(req, 'too_large', cause)
+      if (cause instanceof AnswerTooLarge) throw fail(req, record, 'too_large', cause)
       // Failing before the headers, with no earlier hop answered, no byte of any answer was read. A
       // connection dropped then is sent once more, at once, within the same deadline (a pooled
       // keep-alive socket the upstream had just closed); the operations are lookups, so a second send of
       // a request the upstream may have seen changes nothing there. Never after a timeout, never after an
-      // answer, never when the caller gave up.
-      if (!retried && reader.status === 0 && record.status === null && connectionDropped(cause) && !deadline.aborted) {
+      // answer, never when the caller gave up, never for an operation not declared safe to repeat.
+      if (req.safeToRepeat && !retried && reader.status === 0 && record.status === null && connectionDropped(cause) && !deadline.aborted) {
         retried = true
         continue
       }
-      throw failFromTransport(req, cause)
+      throw failFromTransport(req, record, cause)
     } finally {
       deadline.watch(null)
     }
     record.status = answer.status
     if (ANY_REDIRECT.has(answer.status)) {
-      if (req.stopAtRedirect === true) return { url, status: answer.status, headers: answer.headers, text: '' }
+      if (req.stopAtRedirect === true) {
+        return { url, status: answer.status, headers: answer.headers, text: '', redirects: record.redirects }
+      }
       const location = headerValue(answer.headers.location)
       // 301/302/303 would turn the POST into a GET; the upstream only ever uses 307.
-      if (location === undefined || !REDIRECTS.has(answer.status)) throw fail(req, 'redirect_invalid')
+      if (location === undefined || !REDIRECTS.has(answer.status)) throw fail(req, record, 'redirect_invalid')
       let next: URL
       try {
         next = new URL(location, url)
       } catch (cause) {
-        throw fail(req, 'redirect_invalid', cause)
+        throw fail(req, record, 'redirect_invalid', cause)
       }
       record.redirects.push({ status: answer.status, location })
-      if (next.origin !== req.redirectTarget.origin) throw fail(req, 'redirect_refused')
-      if (record.redirects.length > req.maxRedirects) throw fail(req, 'redirect_loop')
+      if (next.origin !== req.redirectTarget.origin) throw fail(req, record, 'redirect_refused')
+      if (record.redirects.length > req.maxRedirects) throw fail(req, record, 'redirect_loop')
       // Same origin is not enough: another path (another operation's, with this operation's key and the
       // client's login in the body) is never sent to.
-      if (next.pathname !== req.redirectTarget.pathname || next.search !== '') throw fail(req, 'redirect_invalid')
+      if (next.pathname !== req.redirectTarget.pathname || next.search !== '') throw fail(req, record, 'redirect_invalid')
       url = next
       continue
     }
-    return { url, status: answer.status, headers: answer.headers, text: answer.text }
+    return { url, status: answer.status, headers: answer.headers, text: answer.text, redirects: record.redirects }
   }
 }
 
@@ -108,19 +115,18 @@ function connectionDropped (cause: unknown): boolean {
   return code === 'UND_ERR_SOCKET' && typeof message === 'string' && DROPPED_SOCKET_MESSAGES.has(message)
 }
 
-function fail (req: WireRequest, reason: FailureReason, cause?: unknown): Error {
-  req.record.duration_ms = elapsed(req.started)
-  return upstreamError(reason, { ...req.record, redirects: [...req.record.redirects] }, cause)
+function fail (req: WireRequest, record: FailedExchange, reason: FailureReason, cause?: unknown): Error {
+  return upstreamError(reason, { ...record, duration_ms: elapsed(req.started) }, cause)
 }
 
 /** A transport error is a timeout when the deadline ended it, otherwise the upstream could not be reached. */
-function failFromTransport (req: WireRequest, cause: unknown): Error {
-  if (req.deadline.timedOut) return fail(req, 'timeout', cause)
-  if (req.deadline.aborted) return fail(req, 'aborted', cause)
+function failFromTransport (req: WireRequest, record: FailedExchange, cause: unknown): Error {
+  if (req.deadline.timedOut) return fail(req, record, 'timeout', cause)
+  if (req.deadline.aborted) return fail(req, record, 'aborted', cause)
   if (cause instanceof undiciErrors.HeadersTimeoutError || cause instanceof undiciErrors.BodyTimeoutError) {
-    return fail(req, 'timeout', cause)
+    return fail(req, record, 'timeout', cause)
   }
-  return fail(req, 'connect', cause)
+  return fail(req, record, 'connect', cause)
 }
 
 export function headerValue (value: string | string[] | undefined): string | undefined {

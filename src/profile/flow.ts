@@ -1,0 +1,53 @@
+// A profile request from start to answer: concurrent requests of one client share one load
+// (single-flight), inside the `profile` span when tracing is on; each request still gets its own answer.
+import type { ServerResponse } from 'node:http'
+import type { FastifyBaseLogger } from 'fastify'
+import type { Caller } from '../plugins/app/auth.ts'
+import { activeTracer } from '../tracing/tracer.ts'
+import type { UpstreamClient } from '../upstream/client.ts'
+import { pickTracingHeaders } from '../upstream/transport/tracing-headers.ts'
+import { createProfileComposer } from './compose.ts'
+import { loadProfile, type LoadContext, type LoadedProfile } from './load.ts'
+import { createSingleFlight } from './single-flight.ts'
+import { profileSpans } from './spans.ts'
+
+export type { LoadedProfile }
+
+/** What the flow needs of the request: its id, inbound headers, log, and the answer it may abandon. */
+export interface ProfileRequest {
+  id: string
+  headers: Record<string, string | string[] | undefined>
+  log: FastifyBaseLogger
+  res: ServerResponse
+}
+
+export function createProfileFlow (options: { upstream: UpstreamClient, budgetMs: number }) {
+  const ctx: LoadContext = { ...options, composer: createProfileComposer() }
+  const flights = createSingleFlight<LoadedProfile>()
+  // Decided once: with tracing off, `spans` is null and a request makes no span work at all.
+  const tracer = activeTracer()
+  const spans = tracer === null ? null : profileSpans(tracer)
+
+  return function profileOf (caller: Caller, request: ProfileRequest): Promise<LoadedProfile> {
+    // None of the three parts can hold a space (UUID, digits, vendor code): the key is unambiguous.
+    const key = `${caller.uid_client} ${caller.login} ${caller.vendor}`
+    const span = spans === null ? null : spans.start()
+    const joined = flights.join(key, request.id, run => {
+      const headers = pickTracingHeaders(request.headers)
+      headers['x-request-id'] = request.id
+      return span === null
+        ? loadProfile(ctx, caller, headers, run, request.log)
+        : span.run(() => loadProfile(ctx, caller, headers, run, request.log))
+    })
+    // The upstream saw the starting request's id: this line ties a joiner's answer to it.
+    if (joined.sharedWith !== undefined) {
+      request.log.debug({ sharedWith: joined.sharedWith }, 'profile shared with a request in flight')
+    }
+    const res = request.res
+    // on(), not once(): the answer closes once, and once() wraps the listener in one more closure.
+    res.on('close', () => { if (!res.writableFinished) joined.leave() })
+    return span === null ? joined.result : span.follow(joined)
+  }
+}
+
+export type ProfileFlow = ReturnType<typeof createProfileFlow>

@@ -1,0 +1,65 @@
+// The OpenAPI description of GET /api/users/profile: what the route answers, and each error's example as
+// the error handler renders it.
+import type {} from '@fastify/swagger'
+import { Profile } from '../../schemas/profile.ts'
+import type { Config } from '../config.ts'
+import {
+  ClientNotFoundError, InternalError, RateLimitedError, ServiceUnavailableError, UnauthorizedError,
+  UpstreamBadResponseError, UpstreamTimeoutError, UpstreamUnavailableError
+} from '../errors.ts'
+import { ref } from '../plugins/app/shared-schemas.ts'
+import { errorResponse } from '../plugins/external/docs.ts'
+import { OVERLOADED, shedHeaders } from '../plugins/external/load-shedding.ts'
+import { limitHeaders, RATE_LIMITED_EXAMPLE } from '../plugins/external/rate-limit.ts'
+
+const description = `The profile of the client the bearer token names (claims \`sub\`, \`login\`, \`vendor\`); nothing in the
+query or headers can name another client.
+
+The passport lookup comes first: an unknown client is 404 \`CLIENT_NOT_FOUND\`, and a passport failure is
+502 \`UPSTREAM_BAD_RESPONSE\`, 503 \`UPSTREAM_UNAVAILABLE\` or 504 \`UPSTREAM_TIMEOUT\`. The discount and
+contractor lookups then run in parallel; when one fails its section is \`null\` and named in \`degraded\` and in
+the \`x-degraded\` header (a comma list, absent when nothing is degraded), and the answer is still 200.
+One time budget covers the whole request.`
+
+const UNAUTHORIZED_EXAMPLE = 'The bearer token has expired'
+const EXAMPLE_OPERATION = 'passport.get_client'
+
+const responses = {
+  200: {
+    description: 'The profile. A section named in `degraded` could not be loaded and is null.',
+    headers: {
+      'x-degraded': {
+        type: 'string' as const,
+        description: 'The `degraded` list as a comma list (`discount`, `contractor` or `discount,contractor`); absent when nothing is degraded.',
+        examples: ['contractor']
+      }
+    },
+    content: { 'application/json': { schema: ref(Profile) } }
+  },
+  401: errorResponse('No bearer token, or one that is malformed, expired, wrongly signed, of another algorithm, or without valid claims.',
+    [new UnauthorizedError(UNAUTHORIZED_EXAMPLE)],
+    { 'www-authenticate': { type: 'string', description: '`Bearer`, with `error="invalid_token"` when a token was sent but refused (RFC 6750).', examples: ['Bearer error="invalid_token"'] } }),
+  404: errorResponse('The passport service does not know the client the token names.', [new ClientNotFoundError()]),
+  500: errorResponse('An unexpected failure of the service; the request id finds it in the logs.', [new InternalError()]),
+  502: errorResponse('The passport answer was unusable: an error status, not JSON, or outside its contract.', [new UpstreamBadResponseError(EXAMPLE_OPERATION)]),
+  503: errorResponse('The passport service could not be reached, or its circuit breaker is open (with `Retry-After`: seconds until its next probe), or the service is shedding load (with `Retry-After`).',
+    [new UpstreamUnavailableError(EXAMPLE_OPERATION), new ServiceUnavailableError(OVERLOADED)],
+    { 'retry-after': { ...shedHeaders()['retry-after'], description: 'Seconds to wait before retrying; sent when the service sheds load, and while the passport\'s circuit breaker is open (until its next probe).' } }),
+  504: errorResponse('The passport service did not answer within its deadline or the profile budget.', [new UpstreamTimeoutError(EXAMPLE_OPERATION)])
+}
+
+/** The route's schema: documentation, and the 200 answer's serializer. */
+export function profileRouteSchema (config: Config) {
+  return {
+    operationId: 'getProfile',
+    tags: ['profile'],
+    summary: "The caller's client profile",
+    description,
+    security: [{ bearerAuth: [] }],
+    response: {
+      ...responses,
+      429: errorResponse('Too many profile requests for this client (token `sub`) this minute, or too many refused tokens from this address.',
+        [new RateLimitedError(RATE_LIMITED_EXAMPLE)], limitHeaders(config.RATE_LIMIT_PROFILE_PER_MINUTE))
+    }
+  }
+}
