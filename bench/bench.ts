@@ -12,7 +12,7 @@
 //   npm run bench -- --only a,fa --variants none --rounds 1 --cpu-prof   V8 CPU profiles of the measured rounds
 //   npm run bench -- --only a --variants none --heap-prof                heap sampling profiles (every allocation)
 //   npm run bench -- --flags-sweep                      the service under a table of V8 memory flags, writes bench/flags-sweep.json
-//   npm run bench -- --label "after: ..."               the label kept in the report's history
+//   npm run bench -- --label "after: ..."               a label the report keeps
 //   npm run bench -- --node-flags=--max-semi-space-size=8   V8 flags for the service (experiments)
 import autocannon, { type Client as AutocannonClient } from 'autocannon'
 import { deepStrictEqual } from 'node:assert/strict'

@@ -1,7 +1,7 @@
 // What the bench makes of its runs: per scenario the median and spread of every measure, the issue's
-// targets with measured value and verdict, the tables it prints, and bench/report.json with a history
-// of earlier runs (the before/after record of each optimisation).
-import { readFile, writeFile } from 'node:fs/promises'
+// targets with measured value and verdict, the tables it prints, and bench/report.json (the latest run
+// only: earlier runs are in git history).
+import { writeFile } from 'node:fs/promises'
 
 /** A scenario: `a`, `b50`... of the service, `fa`, `fb50` of the floor, `a@metrics` of an option, `a@flags:...` of the sweep. */
 export type ScenarioId = string
@@ -131,16 +131,6 @@ export interface Report {
   /** The same, per measured process. */
   warnings: Record<string, { count: number, first: string[] }>
   runs: Run[]
-  history: HistoryEntry[]
-}
-
-/** What an earlier report keeps of itself: enough to compare before and after. */
-export interface HistoryEntry {
-  generatedAt: string
-  commit: string
-  label: string
-  scenarios: Record<string, { rps: number, p50: number, p99: number, cpuUsPerRequest: number, allocatedKiBPerRequest?: number, upstreamPerRequest: number, peakRssMiB: number }>
-  targets: Record<string, { measured: string, pass: boolean }>
 }
 
 export function median (values: number[]): number {
@@ -440,41 +430,7 @@ export function targetsTable (targets: Target[]): string {
   ].join('\n')
 }
 
-export function historyEntry (report: Omit<Report, 'history'>): HistoryEntry {
-  return {
-    generatedAt: report.generatedAt,
-    commit: report.commit,
-    label: report.label,
-    scenarios: Object.fromEntries(report.scenarios.map(s => [s.id, {
-      rps: Math.round(s.rps.median),
-      p50: s.p50.median,
-      p99: s.p99.median,
-      cpuUsPerRequest: Math.round(s.cpuUsPerRequest.median),
-      allocatedKiBPerRequest: s.allocatedKiBPerRequest.median,
-      upstreamPerRequest: s.upstreamPerRequest.median,
-      peakRssMiB: Math.round(s.peakRssMiB.median * 10) / 10
-    }])),
-    targets: Object.fromEntries(report.targets.map(t => [t.id, { measured: t.measured, pass: t.pass }]))
-  }
-}
-
-/** The history of the report at `path` (none when there is no report yet). */
-export async function readHistory (path: string): Promise<HistoryEntry[]> {
-  let text: string
-  try {
-    text = await readFile(path, 'utf8')
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
-    throw error
-  }
-  const history = (JSON.parse(text) as { history?: unknown }).history
-  return Array.isArray(history) ? history as HistoryEntry[] : []
-}
-
-/** Writes the report with this run appended to the history of the one it replaces. */
-export async function writeReport (path: string, report: Omit<Report, 'history'>): Promise<Report> {
-  const history = [...await readHistory(path), historyEntry(report)]
-  const full: Report = { ...report, history }
-  await writeFile(path, JSON.stringify(full, null, 2) + '\n')
-  return full
+/** Writes the report of this run, replacing the previous one (earlier runs live in git history). */
+export async function writeReport (path: string, report: Report): Promise<void> {
+  await writeFile(path, JSON.stringify(report, null, 2) + '\n')
 }
