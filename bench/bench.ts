@@ -28,8 +28,8 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { ConfigSchema } from '../src/config.ts'
 import { operations } from '../src/upstream/operations.ts'
-import { startEnv, startFlags } from '../test/helpers/start-command.ts'
-import { claimsFor, hs256 } from '../test/helpers/tokens.ts'
+import { signToken } from '../sandbox/sign.ts'
+import { startEnv, startFlags } from '../scripts/start-command.ts'
 import { benchClient, benchClients, BENCH_CLIENT_COUNT } from './clients.ts'
 import { startChild, type Child } from './ipc.ts'
 import type { ProcessStats } from './meters.ts'
@@ -530,7 +530,8 @@ async function main (): Promise<void> {
         }
       }))
     }
-    const tokens = benchClients().map(c => `Bearer ${hs256(claimsFor(c.identity), jwtSecret)}`)
+    const tokens = benchClients().map(({ identity: { uid_client: sub, login, vendor } }) =>
+      `Bearer ${signToken({ sub, login, vendor }, jwtSecret)}`)
     const loads = loadsFor(tokens, consoleKey, keys.passport)
     const wiring: Wiring = { sandbox, processes, profileLoad: loads.profile, loads: loads.byId, tokens }
     const atReady = new Map<string, ProcessStats>()
