@@ -3,10 +3,10 @@
 // only: earlier runs are in git history).
 import { writeFile } from 'node:fs/promises'
 
-/** A scenario: `a`, `b50`... of the service, `fa`, `fb50` of the floor, `a@metrics` of an option, `a@flags:...` of the sweep. */
+/** A scenario: `a`, `b50` of the service, `fa`, `fb50` of the floor, `a@metrics` an option, `a@flags3` a flag set. */
 export type ScenarioId = string
 
-/** What a scenario measures, for the tables: the service, the floor, a priced option, a V8 flag set, or a calibration. */
+/** What a scenario measures: the service, the floor, a priced option, a V8 flag set, or a calibration. */
 export type ScenarioGroup = 'service' | 'floor' | 'option' | 'flags' | 'calibration'
 
 export interface ScenarioInfo {
@@ -174,7 +174,9 @@ export function summarise (infos: ScenarioInfo[], runs: Run[]): ScenarioSummary[
 const fixed = (value: number, digits = 0) => value.toFixed(digits)
 const percent = (s: Spread): Spread => ({ median: s.median * 100, min: s.min * 100, max: s.max * 100 })
 const withSpread = (s: Spread, digits = 0) =>
-  s.min === s.max ? fixed(s.median, digits) : `${fixed(s.median, digits)} (${fixed(s.min, digits)}–${fixed(s.max, digits)})`
+  s.min === s.max
+    ? fixed(s.median, digits)
+    : `${fixed(s.median, digits)} (${fixed(s.min, digits)}–${fixed(s.max, digits)})`
 
 /** The issue's targets, each with its limit, the measured median and the verdict. */
 export function evaluateTargets (summaries: ScenarioSummary[], allRuns: Run[], memory: Memory | undefined): Target[] {
@@ -187,7 +189,8 @@ export function evaluateTargets (summaries: ScenarioSummary[], allRuns: Run[], m
     const p99Limit = 2 * s.delayMs + 15
     // A closed loop's mean latency is connections / throughput (Little's law): once the CPU is saturated
     // the latency is queueing, and this figure says so.
-    const queue = `closed loop: ${s.connections} connections / ${fixed(s.rps.median)} req/s = ${fixed(s.connections / s.rps.median * 1000)} ms mean`
+    const meanMs = fixed(s.connections / s.rps.median * 1000)
+    const queue = `closed loop: ${s.connections} connections / ${fixed(s.rps.median)} req/s = ${meanMs} ms mean`
     // The sandbox alone at the same delay: two of its answers in sequence are the floor of a profile here.
     const u = by.get('u5')
     const floor = id === 'b5' && u !== undefined
@@ -216,7 +219,8 @@ export function evaluateTargets (summaries: ScenarioSummary[], allRuns: Run[], m
     const runs = allRuns.filter(r => profiles.some(s => s.id === r.scenario))
     targets.push({
       id: 'upstream-per-profile',
-      description: `Exactly 3 upstream requests per profile after warm-up (${profiles.map(s => s.id).join(', ')}; 307 hops included; every run)`,
+      description: 'Exactly 3 upstream requests per profile after warm-up ' +
+        `(${profiles.map(s => s.id).join(', ')}; 307 hops included; every run)`,
       limit: '= 3',
       measured: profiles.map(s => `${s.id} ${withSpread(s.upstreamPerRequest, 3)}`).join(', '),
       pass: runs.every(r => r.upstreamPerRequest === 3)
@@ -229,7 +233,8 @@ export function evaluateTargets (summaries: ScenarioSummary[], allRuns: Run[], m
     targets.push({
       id: 'cpu-profile-vs-trivial',
       informational: true,
-      description: 'CPU per profile (a) at most 4 × the CPU per request of the trivial route (c), service process (an earlier issue\'s aim, below the floor)',
+      description: 'CPU per profile (a) at most 4 × the CPU per request of the trivial route (c), service process ' +
+        '(an earlier issue\'s aim, below the floor)',
       limit: `≤ 4 × ${fixed(c.cpuUsPerRequest.median)} µs = ${fixed(4 * c.cpuUsPerRequest.median)} µs`,
       measured: `${fixed(a.cpuUsPerRequest.median)} µs (${ratio.toFixed(2)} ×)`,
       pass: ratio <= 4
@@ -273,7 +278,8 @@ export function evaluateTargets (summaries: ScenarioSummary[], allRuns: Run[], m
   const peak = Math.max(sampled, memory.lifetimeMaxRssMiB)
   targets.push({
     id: 'peak-rss',
-    description: 'Peak RSS of the service process with npm start\'s flags, at the issue\'s 50 connections (kernel maxrss over its whole life; RSS at ready in brackets)',
+    description: 'Peak RSS of the service process with npm start\'s flags, at the issue\'s 50 connections ' +
+      '(kernel maxrss over its whole life; RSS at ready in brackets)',
     limit: '< 150 MiB',
     measured: `${fixed(peak, 1)} MiB (at ready ${fixed(memory.rssAtReadyMiB, 1)} MiB)`,
     pass: peak < 150
@@ -282,7 +288,8 @@ export function evaluateTargets (summaries: ScenarioSummary[], allRuns: Run[], m
     targets.push({
       id: 'peak-rss-200',
       informational: true,
-      description: 'Peak RSS at 200 connections (b200, in a service process of its own: four times the profiles in flight)',
+      description: 'Peak RSS at 200 connections ' +
+        '(b200, in a service process of its own: four times the profiles in flight)',
       limit: '< 150 MiB',
       measured: `${fixed(memory.at200ConnectionsMaxRssMiB, 1)} MiB`,
       pass: memory.at200ConnectionsMaxRssMiB < 150
@@ -292,7 +299,8 @@ export function evaluateTargets (summaries: ScenarioSummary[], allRuns: Run[], m
     targets.push({
       id: 'peak-rss-other',
       informational: true,
-      description: 'Peak RSS under the trivial route\'s and the console\'s saturating loads (c, d, in a service process of their own)',
+      description: 'Peak RSS under the trivial route\'s and the console\'s saturating loads ' +
+        '(c, d, in a service process of their own)',
       limit: '< 150 MiB',
       measured: `${fixed(memory.otherRoutesMaxRssMiB, 1)} MiB`,
       pass: memory.otherRoutesMaxRssMiB < 150
@@ -304,7 +312,10 @@ export function evaluateTargets (summaries: ScenarioSummary[], allRuns: Run[], m
 /** Each service scenario and the floor's at the same load. */
 export const FLOOR_PAIRS = [['a', 'fa'], ['b50', 'fb50']] as const
 
-const HEADER = ['scenario', 'conns', 'delay', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'err/non2xx', 'upstream/req', 'CPU µs/req', 'GC % of CPU', 'KiB alloc/req', 'peak RSS MiB', 'CPU share svc/sbx/bench']
+const HEADER = [
+  'scenario', 'conns', 'delay', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'err/non2xx', 'upstream/req', 'CPU µs/req',
+  'GC % of CPU', 'KiB alloc/req', 'peak RSS MiB', 'CPU share svc/sbx/bench'
+]
 
 function row (s: ScenarioSummary): string[] {
   const share = s.cpuShare
@@ -338,7 +349,10 @@ export function markdownTable (summaries: ScenarioSummary[]): string {
 /** The kernel's lifetime peak RSS of each measured process (MiB), by process name. */
 export type LifetimeRss = Record<string, number>
 
-const SIDE_HEADER = ['run', 'CPU µs/profile', '× floor', 'req/s', 'p50 ms', 'p99 ms', 'peak RSS MiB', 'GC % of CPU', 'KiB alloc/profile', 'upstream/profile', 'err/non2xx']
+const SIDE_HEADER = [
+  'run', 'CPU µs/profile', '× floor', 'req/s', 'p50 ms', 'p99 ms', 'peak RSS MiB', 'GC % of CPU', 'KiB alloc/profile',
+  'upstream/profile', 'err/non2xx'
+]
 
 function sideRow (name: string, s: ScenarioSummary, floor: ScenarioSummary | undefined, rss: LifetimeRss): string[] {
   return [
