@@ -10,7 +10,27 @@ export default [
       // TypeBox names a schema and its Static<> type alike; tsc already rejects real redeclarations.
       '@typescript-eslint/no-redeclare': 'off',
       // Layers point one way (docs/architecture.md); a cycle is a layer pointing back.
-      'import-x/no-cycle': ['error', { ignoreExternal: true }]
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
+      // What each folder may import: production code (src/, the image) never reaches dev-only code, the
+      // schemas stay below the app, and the bench stands apart from the tests.
+      'import-x/no-restricted-paths': ['error', {
+        basePath: import.meta.dirname,
+        zones: [
+          {
+            target: './src',
+            from: ['./sandbox', './test', './bench', './scripts'],
+            message: 'src/ is what the image ships: dev-only code stays out of it.'
+          },
+          {
+            target: './schemas',
+            from: './src',
+            // The operation registry is schema data (paths and the schemas of each call); it belongs in schemas/.
+            except: ['./upstream/operations.ts'],
+            message: 'The schemas are the source of truth: src/ builds on them.'
+          },
+          { target: './bench', from: './test', message: 'Shared dev helpers live in sandbox/ or scripts/.' }
+        ]
+      }]
     }
   }
 ]

@@ -11,8 +11,8 @@
 //   npm run bench -- --variants none                    without the priced options (quicker)
 //   npm run bench -- --only a,fa --variants none --rounds 1 --cpu-prof   V8 CPU profiles of the measured rounds
 //   npm run bench -- --only a --variants none --heap-prof                heap sampling profiles (every allocation)
-//   npm run bench -- --flags-sweep                      the service under a table of V8 memory flags, writes bench/flags-sweep.json
-//   npm run bench -- --label "after: ..."               the label kept in the report's history
+//   npm run bench -- --flags-sweep                      the service under V8 memory flag sets, writes flags-sweep.json
+//   npm run bench -- --label "after: ..."               a label the report keeps
 //   npm run bench -- --node-flags=--max-semi-space-size=8   V8 flags for the service (experiments)
 import autocannon, { type Client as AutocannonClient } from 'autocannon'
 import { deepStrictEqual } from 'node:assert/strict'
@@ -28,13 +28,14 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { ConfigSchema } from '../src/config.ts'
 import { operations } from '../src/upstream/operations.ts'
-import { startEnv, startFlags } from '../test/helpers/start-command.ts'
-import { claimsFor, hs256 } from '../test/helpers/tokens.ts'
+import { signToken } from '../sandbox/sign.ts'
+import { startEnv, startFlags } from '../scripts/start-command.ts'
 import { benchClient, benchClients, BENCH_CLIENT_COUNT } from './clients.ts'
 import { startChild, type Child } from './ipc.ts'
 import type { ProcessStats } from './meters.ts'
 import {
-  evaluateTargets, markdownTable, sideBySideMarkdown, sideBySideText, summarise, targetsTable, textTable, verdict, writeReport,
+  evaluateTargets, markdownTable, sideBySideMarkdown, sideBySideText, summarise, targetsTable, textTable, verdict,
+  writeReport,
   type LifetimeRss, type Machine, type Run, type ScenarioId, type ScenarioInfo
 } from './report.ts'
 import type { SandboxStats } from './sandbox.ts'
@@ -60,12 +61,8 @@ type OptionName = keyof typeof OPTIONS
 const DEFAULT_OPTIONS = Object.keys(OPTIONS).join(',')
 
 /**
- * The V8 memory settings `--flags-sweep` compares: young-generation (semi-space) sizes, which trade
- * scavenges (CPU) against memory, and old-space caps, which bound the heap V8 would otherwise grow
- * freely on a machine with much memory. Then the two flags npm start adds: no allocation-site
- * pretenuring (with 50 profiles in flight V8 judged request objects long-lived and allocated them in the
- * old generation, where only mark-compacts free them) and no Maglev (its code and compile zones cost
- * about 5 MiB of RSS, for no CPU per profile the bench could see).
+ * The V8 memory settings `--flags-sweep` compares: semi-space sizes trade scavenges (CPU) against memory,
+ * old-space caps bound the heap, and the two flags npm start adds (why each: bench/README.md).
  */
 const NEW_FLAGS = ['--no-allocation-site-pretenuring', '--no-maglev']
 const FLAG_SETS: string[][] = [
@@ -103,7 +100,9 @@ const { values: args } = parseArgs({
  */
 function startScriptEnv (): Record<string, string> {
   const env = startEnv()
-  if (env.NODE_COMPILE_CACHE !== undefined) env.NODE_COMPILE_CACHE = fileURLToPath(new URL(`../${env.NODE_COMPILE_CACHE}`, import.meta.url))
+  if (env.NODE_COMPILE_CACHE !== undefined) {
+    env.NODE_COMPILE_CACHE = fileURLToPath(new URL(`../${env.NODE_COMPILE_CACHE}`, import.meta.url))
+  }
   return env
 }
 // The flags `npm start` runs node with: the bench measures production.
@@ -138,7 +137,9 @@ const SERVICE_AT_200 = 'service@b200'
  */
 const SERVICE_OTHER = 'service@other'
 
-const profileScenario = (id: string, connections: number, delayMs: number, target: string, group: ScenarioInfo['group'], title = 'profile'): ScenarioInfo =>
+const profileScenario = (
+  id: string, connections: number, delayMs: number, target: string, group: ScenarioInfo['group'], title = 'profile'
+): ScenarioInfo =>
   ({ id, title, method: 'GET', path: PROFILE_PATH, connections, delayMs, expectedUpstream: 3, target, group })
 
 const baseScenarios: ScenarioInfo[] = [
@@ -150,19 +151,51 @@ const baseScenarios: ScenarioInfo[] = [
   // In a service process of its own: 200 connections hold four times the profiles in flight, and RSS,
   // once grown, stays; the service process's peak is then the issue's load (50 connections).
   profileScenario('b200', 200, BENCH_DELAY_MS, SERVICE_AT_200, 'service'),
-  { id: 'c', title: 'trivial route', method: 'GET', path: NOOP_PATH, connections: 50, delayMs: 0, expectedUpstream: null, target: SERVICE_OTHER, group: 'service' },
-  { id: 'd', title: 'console passport', method: 'POST', path: CONSOLE_PATH, connections: 50, delayMs: 0, expectedUpstream: 1, target: SERVICE_OTHER, group: 'service' },
+  {
+    id: 'c',
+    title: 'trivial route',
+    method: 'GET',
+    path: NOOP_PATH,
+    connections: 50,
+    delayMs: 0,
+    expectedUpstream: null,
+    target: SERVICE_OTHER,
+    group: 'service'
+  },
+  {
+    id: 'd',
+    title: 'console passport',
+    method: 'POST',
+    path: CONSOLE_PATH,
+    connections: 50,
+    delayMs: 0,
+    expectedUpstream: 1,
+    target: SERVICE_OTHER,
+    group: 'service'
+  },
   // The floor at the loads of a and b50: what the service's CPU per profile is compared against.
   profileScenario('fa', 50, 0, 'floor', 'floor', 'floor profile'),
   profileScenario('fb50', 50, BENCH_DELAY_MS, 'floor', 'floor', 'floor profile'),
   // Calibration, not a scenario of the service: the sandbox's passport answer at the same delay, straight
   // from autocannon. It shows what the upstream and this machine's timers cost on their own.
-  { id: 'u5', title: 'sandbox alone, passport', method: 'POST', path: `${operations['passport.get_client'].path}/`, connections: 5, delayMs: BENCH_DELAY_MS, expectedUpstream: 1, target: 'sandbox', group: 'calibration' }
+  {
+    id: 'u5',
+    title: 'sandbox alone, passport',
+    method: 'POST',
+    path: `${operations['passport.get_client'].path}/`,
+    connections: 5,
+    delayMs: BENCH_DELAY_MS,
+    expectedUpstream: 1,
+    target: 'sandbox',
+    group: 'calibration'
+  }
 ]
 
 function optionNames (): OptionName[] {
   const list = args.variants.split(',').map(s => s.trim()).filter(s => s !== '' && s !== 'none')
-  for (const name of list) if (!(name in OPTIONS)) throw new Error(`--variants: ${name} is none of ${Object.keys(OPTIONS).join(', ')}`)
+  for (const name of list) {
+    if (!(name in OPTIONS)) throw new Error(`--variants: ${name} is none of ${Object.keys(OPTIONS).join(', ')}`)
+  }
   return list as OptionName[]
 }
 
@@ -181,7 +214,10 @@ function selectScenarios (): ScenarioInfo[] {
   }
   const only = args.only?.split(',').map(s => s.trim())
   const base = only === undefined ? baseScenarios : baseScenarios.filter(s => only.includes(s.id))
-  const options = optionNames().map(name => ({ ...profileScenario(`a@${name}`, 50, 0, `service@${name}`, 'option', OPTIONS[name]), variant: name }))
+  const options = optionNames().map(name => ({
+    ...profileScenario(`a@${name}`, 50, 0, `service@${name}`, 'option', OPTIONS[name]),
+    variant: name
+  }))
   const selected = [...base, ...options]
   if (selected.length === 0) throw new Error(`--only names none of ${baseScenarios.map(s => s.id).join(', ')}`)
   return selected
@@ -189,7 +225,8 @@ function selectScenarios (): ScenarioInfo[] {
 const selected = selectScenarios()
 // A partial or profiled run is not the benchmark: it does not replace the committed report.
 const fullRun = args.only === undefined && PROFILING === undefined && args['node-flags'] === undefined
-const reportPath = args.out ?? (SWEEP ? SWEEP_REPORT_PATH : fullRun && args.variants === DEFAULT_OPTIONS ? REPORT_PATH : undefined)
+const reportPath = args.out ??
+  (SWEEP ? SWEEP_REPORT_PATH : fullRun && args.variants === DEFAULT_OPTIONS ? REPORT_PATH : undefined)
 
 const secret = (bytes: number) => randomBytes(bytes).toString('base64url')
 
@@ -198,7 +235,8 @@ function rateLimitsOutOfTheWay (): Record<string, string> {
   const env: Record<string, string> = {}
   for (const [name, schema] of Object.entries(ConfigSchema.properties)) {
     const maximum = (schema as { maximum?: unknown }).maximum
-    if (/^RATE_LIMIT_.*(?:PER_MINUTE|PER_SECOND|MAX)$/.test(name) && typeof maximum === 'number') env[name] = String(maximum)
+    const isLimit = /^RATE_LIMIT_.*(?:PER_MINUTE|PER_SECOND|MAX)$/.test(name)
+    if (isLimit && typeof maximum === 'number') env[name] = String(maximum)
   }
   return env
 }
@@ -217,8 +255,10 @@ function machine (): Machine {
 
 function commit (): string {
   try {
-    const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() !== ''
+    const git = (...words: string[]) =>
+      execFileSync('git', words, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
+    const sha = git('rev-parse', '--short', 'HEAD')
+    const dirty = git('status', '--porcelain', '--untracked-files=no') !== ''
     return dirty ? `${sha}+dirty` : sha
   } catch {
     return 'unknown'
@@ -250,7 +290,8 @@ async function redisCommand (port: number, ...words: string[]): Promise<string> 
 /** A throwaway redis-server on a free port, no persistence: the Redis-backed rate limits' store. */
 async function startRedis (): Promise<{ url: string, commands (): Promise<number>, stop (): Promise<void> }> {
   const port = await freePort()
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+  const child = spawn('redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
   const exited = once(child, 'exit')
   for (let i = 0; ; i++) {
     try {
@@ -272,7 +313,7 @@ async function startRedis (): Promise<{ url: string, commands (): Promise<number
   }
 }
 
-/** A stand-in OTLP/HTTP collector: 200 to every POST /v1/traces, counted, so the tracing runs can show they exported. */
+/** A stand-in OTLP/HTTP collector: 200 to every POST /v1/traces, counted, to show the tracing runs exported. */
 async function startTraceSink (): Promise<{ url: string, exports: () => number, stop (): Promise<void> }> {
   let exports = 0
   const server = createHttpServer((req, res) => {
@@ -316,7 +357,8 @@ interface Wiring {
 }
 
 const loadOf = (w: Wiring, s: ScenarioInfo): Load => s.path === PROFILE_PATH ? w.profileLoad : w.loads[s.id]!
-const urlOf = (w: Wiring, s: ScenarioInfo): string => (s.target === 'sandbox' ? w.sandbox.url : w.processes.get(s.target)!.url) + s.path
+const urlOf = (w: Wiring, s: ScenarioInfo): string =>
+  (s.target === 'sandbox' ? w.sandbox.url : w.processes.get(s.target)!.url) + s.path
 
 /**
  * One request of each scenario by hand: the bench must measure the success path, not a fast error. And
@@ -325,22 +367,32 @@ const urlOf = (w: Wiring, s: ScenarioInfo): string => (s.target === 'sandbox' ? 
 async function checkScenarios (w: Wiring, scenarios: ScenarioInfo[]): Promise<void> {
   for (const s of scenarios) {
     const load = loadOf(w, s)
-    const res = await fetch(urlOf(w, s), { method: s.method, headers: load.headers, ...(load.body === undefined ? {} : { body: load.body }) })
+    const res = await fetch(urlOf(w, s), {
+      method: s.method,
+      headers: load.headers,
+      ...(load.body === undefined ? {} : { body: load.body })
+    })
     const body = await res.json() as Record<string, unknown>
-    if (res.status !== 200) throw new Error(`${s.id}: ${s.method} ${s.path} answered ${res.status}: ${JSON.stringify(body)}`)
+    if (res.status !== 200) {
+      throw new Error(`${s.id}: ${s.method} ${s.path} answered ${res.status}: ${JSON.stringify(body)}`)
+    }
     if (s.path === PROFILE_PATH && (res.headers.has('x-degraded') || body.contractor === null)) {
       throw new Error(`${s.id}: the profile is degraded or incomplete (${res.headers.get('x-degraded')})`)
     }
-    if (s.path === CONSOLE_PATH && body.status !== 200) throw new Error(`${s.id}: the console's upstream answered ${String(body.status)}`)
+    if (s.path === CONSOLE_PATH && body.status !== 200) {
+      throw new Error(`${s.id}: the console's upstream answered ${String(body.status)}`)
+    }
   }
   const floor = w.processes.get('floor')
   if (floor === undefined) return
   // IVANOV's record (no bonuses) and PETROVA's (bonuses).
   for (const client of [0, 1]) {
-    const get = async (url: string) => await (await fetch(url + PROFILE_PATH, { headers: { authorization: w.tokens[client]! } })).json()
+    const get = async (url: string) =>
+      await (await fetch(url + PROFILE_PATH, { headers: { authorization: w.tokens[client]! } })).json()
     const expected = await get(floor.url)
     for (const [name, child] of w.processes) {
-      if (name !== 'floor') deepStrictEqual(await get(child.url), expected, `${name} and the floor answer client ${client} differently`)
+      if (name === 'floor') continue
+      deepStrictEqual(await get(child.url), expected, `${name} and the floor answer client ${client} differently`)
     }
   }
 }
@@ -349,7 +401,9 @@ async function statsOf (w: Wiring, s: ScenarioInfo): Promise<ProcessStats | unde
   return s.target === 'sandbox' ? undefined : await w.processes.get(s.target)!.ask<ProcessStats>('stats')
 }
 
-async function measure (w: Wiring, s: ScenarioInfo, round: number, size: { amount: number } | { seconds: number }): Promise<Run> {
+async function measure (
+  w: Wiring, s: ScenarioInfo, round: number, size: { amount: number } | { seconds: number }
+): Promise<Run> {
   await w.sandbox.ask('delay', s.delayMs)
   const measured = s.target === 'sandbox' ? undefined : w.processes.get(s.target)!
   await measured?.ask('resetPeak')
@@ -413,7 +467,9 @@ async function measure (w: Wiring, s: ScenarioInfo, round: number, size: { amoun
   }
 }
 
-function loadsFor (tokens: string[], consoleKey: string, passportKey: string): { profile: Load, byId: Record<string, Load> } {
+function loadsFor (
+  tokens: string[], consoleKey: string, passportKey: string
+): { profile: Load, byId: Record<string, Load> } {
   const profile: Load = {
     headers: { authorization: tokens[0]! },
     // Connection k sends the clients k, k + n, k + 2n... in turn: a connection's requests follow one
@@ -448,9 +504,11 @@ function loadsFor (tokens: string[], consoleKey: string, passportKey: string): {
 }
 
 function runLine (r: Run): string {
-  return `  ${r.scenario.padEnd(10)} round ${r.round}: ${String(r.rps).padStart(5)} req/s  p50 ${r.p50} p99 ${r.p99} ms` +
-    `  ${r.cpuUsPerRequest} µs/req  gc ${Math.round(r.gcShare * 100)}%  ${r.allocatedKiBPerRequest} KiB/req  upstream/req ${r.upstreamPerRequest}` +
-    `  rss ${r.peakRssMiB} MiB  errors ${r.errors + r.timeouts + r.mismatches} non2xx ${r.non2xx}  (${r.requests} in ${r.seconds} s)`
+  return `  ${r.scenario.padEnd(10)} round ${r.round}: ${String(r.rps).padStart(5)} req/s` +
+    `  p50 ${r.p50} p99 ${r.p99} ms` +
+    `  ${r.cpuUsPerRequest} µs/req  gc ${Math.round(r.gcShare * 100)}%  ${r.allocatedKiBPerRequest} KiB/req` +
+    `  upstream/req ${r.upstreamPerRequest}  rss ${r.peakRssMiB} MiB` +
+    `  errors ${r.errors + r.timeouts + r.mismatches} non2xx ${r.non2xx}  (${r.requests} in ${r.seconds} s)`
 }
 
 /** A measured process: which entry, with what environment and node flags. */
@@ -459,7 +517,8 @@ interface ProcessPlan { entry: string, env: Record<string, string>, flags: strin
 async function main (): Promise<void> {
   const began = performance.now()
   const info = machine()
-  process.stdout.write(`bench: ${info.cores} cores, ${info.cpuModel}, Node ${info.node}, load ${info.loadAverageAtStart.join(' ')}\n`)
+  const load = info.loadAverageAtStart.join(' ')
+  process.stdout.write(`bench: ${info.cores} cores, ${info.cpuModel}, Node ${info.node}, load ${load}\n`)
   const keys = { passport: secret(24), dealer: secret(24) }
   const jwtSecret = secret(32)
   const consoleKey = secret(24)
@@ -469,7 +528,9 @@ async function main (): Promise<void> {
 
   const warnings = new Map<string, { count: number, first: string[] }>()
   let countWarnings = false
-  const sandbox = await startChild(here('sandbox.ts'), { env: { SANDBOX_PASSPORT_KEY: keys.passport, SANDBOX_DEALER_KEY: keys.dealer } })
+  const sandbox = await startChild(here('sandbox.ts'), {
+    env: { SANDBOX_PASSPORT_KEY: keys.passport, SANDBOX_DEALER_KEY: keys.dealer }
+  })
   const processes = new Map<string, Child>()
   let redis: Awaited<ReturnType<typeof startRedis>> | undefined
   let sink: Awaited<ReturnType<typeof startTraceSink>> | undefined
@@ -504,22 +565,40 @@ async function main (): Promise<void> {
     }
     const plan = (target: string): ProcessPlan => {
       if (target === 'floor') {
-        return { entry: 'floor.ts', env: { UPSTREAM_URL: sandbox.url, PASSPORT_API_KEY: keys.passport, DEALER_API_KEY: keys.dealer, AUTH_JWT_SECRET: jwtSecret }, flags: [] }
+        const env = {
+          UPSTREAM_URL: sandbox.url,
+          PASSPORT_API_KEY: keys.passport,
+          DEALER_API_KEY: keys.dealer,
+          AUTH_JWT_SECRET: jwtSecret
+        }
+        return { entry: 'floor.ts', env, flags: [] }
       }
-      if (target === 'service' || target === SERVICE_AT_200 || target === SERVICE_OTHER) return { entry: 'service.ts', env: { ...START_ENV, ...serviceEnv }, flags: NODE_FLAGS }
-      if (target.startsWith('service@')) return { entry: 'service.ts', env: { ...START_ENV, ...serviceEnv, ...optionEnv(target.slice(8) as OptionName) }, flags: NODE_FLAGS }
-      return { entry: 'service.ts', env: { ...START_ENV, ...serviceEnv }, flags: FLAG_SETS[Number(target.slice('flags'.length))]! }
+      const env = { ...START_ENV, ...serviceEnv }
+      if (target === 'service' || target === SERVICE_AT_200 || target === SERVICE_OTHER) {
+        return { entry: 'service.ts', env, flags: NODE_FLAGS }
+      }
+      if (target.startsWith('service@')) {
+        return { entry: 'service.ts', env: { ...env, ...optionEnv(target.slice(8) as OptionName) }, flags: NODE_FLAGS }
+      }
+      return { entry: 'service.ts', env, flags: FLAG_SETS[Number(target.slice('flags'.length))]! }
     }
     const plans = Object.fromEntries(targets.map(t => [t, plan(t)]))
     // Once per set of flags the service processes run with (the cache is keyed by them).
-    const flagSets = new Map(Object.entries(plans).filter(([name]) => name !== 'floor').map(([, p]) => [p.flags.join(' '), p.flags]))
+    const flagSets = new Map(Object.entries(plans)
+      .filter(([name]) => name !== 'floor')
+      .map(([, p]) => [p.flags.join(' '), p.flags]))
     for (const flags of flagSets.values()) fillCompileCache(flags)
     for (const target of targets) {
       const { entry, env, flags } = plans[target]!
       const own = { count: 0, first: [] as string[] }
       warnings.set(target, own)
       processes.set(target, await startChild(here(entry), {
-        env: { ...env, ...(profileDir === undefined ? {} : { BENCH_PROFILE_DIR: profileDir, BENCH_PROFILE: PROFILING!, BENCH_PROCESS_NAME: target }) },
+        env: {
+          ...env,
+          ...(profileDir === undefined
+            ? {}
+            : { BENCH_PROFILE_DIR: profileDir, BENCH_PROFILE: PROFILING!, BENCH_PROCESS_NAME: target })
+        },
         execArgv: flags,
         onLine: line => {
           // pino levels: 40 warn, 50 error, 60 fatal.
@@ -530,13 +609,17 @@ async function main (): Promise<void> {
         }
       }))
     }
-    const tokens = benchClients().map(c => `Bearer ${hs256(claimsFor(c.identity), jwtSecret)}`)
+    const tokens = benchClients().map(({ identity: { uid_client: sub, login, vendor } }) =>
+      `Bearer ${signToken({ sub, login, vendor }, jwtSecret)}`)
     const loads = loadsFor(tokens, consoleKey, keys.passport)
     const wiring: Wiring = { sandbox, processes, profileLoad: loads.profile, loads: loads.byId, tokens }
     const atReady = new Map<string, ProcessStats>()
     for (const [name, child] of processes) atReady.set(name, await child.ask<ProcessStats>('stats'))
     await checkScenarios(wiring, selected)
-    if (processes.has('floor')) process.stdout.write(`the floor's profiles deep-equal the service's (${[...processes.keys()].filter(n => n !== 'floor').join(', ')})\n`)
+    if (processes.has('floor')) {
+      const others = [...processes.keys()].filter(n => n !== 'floor').join(', ')
+      process.stdout.write(`the floor's profiles deep-equal the service's (${others})\n`)
+    }
 
     process.stdout.write(`warm-up: ${WARMUP_SECONDS} s per scenario, discarded\n`)
     const lastRps = new Map<ScenarioId, number>()
@@ -553,7 +636,8 @@ async function main (): Promise<void> {
     const redisBefore = await redis?.commands()
     const exportsBefore = sink?.exports()
     const runs: Run[] = []
-    process.stdout.write(`measured: ${ROUNDS} rounds of ${selected.map(s => s.id).join(', ')} (options ${OPTION_ROUNDS} at most), about ${RUN_SECONDS} s each\n`)
+    process.stdout.write(`measured: ${ROUNDS} rounds of ${selected.map(s => s.id).join(', ')} ` +
+      `(options ${OPTION_ROUNDS} at most), about ${RUN_SECONDS} s each\n`)
     for (let round = 1; round <= ROUNDS; round++) {
       for (const s of selected) {
         if (s.group === 'option' && round > OPTION_ROUNDS) continue
@@ -568,7 +652,8 @@ async function main (): Promise<void> {
     countWarnings = false
     for (const [name, child] of processes) {
       const profile = await child.ask<string | undefined>('profileStop')
-      if (profile !== undefined) process.stdout.write(`${name}: ${PROFILING} profile of the measured rounds: ${profile}\n`)
+      if (profile === undefined) continue
+      process.stdout.write(`${name}: ${PROFILING} profile of the measured rounds: ${profile}\n`)
     }
 
     // Whether each priced option was on at all: an option the service does not know yet is ignored by it.
@@ -579,7 +664,7 @@ async function main (): Promise<void> {
       let evidence: string
       let active: boolean
       if (name === 'metrics') {
-        const status = (await fetch(`${child.url}/metrics`, { headers: { authorization: `Bearer ${metricsKey}` } })).status
+        const { status } = await fetch(`${child.url}/metrics`, { headers: { authorization: `Bearer ${metricsKey}` } })
         active = status === 200
         evidence = `GET /metrics answered ${status}`
       } else if (name === 'redis') {
@@ -608,24 +693,41 @@ async function main (): Promise<void> {
           rssAtReadyMiB: mib(service.peak.rss),
           heapUsedAtReadyMiB: mib(service.peak.heapUsed),
           lifetimeMaxRssMiB: lifetimeRss.service!,
-          ...(lifetimeRss[SERVICE_AT_200] === undefined ? {} : { at200ConnectionsMaxRssMiB: lifetimeRss[SERVICE_AT_200] }),
+          ...(lifetimeRss[SERVICE_AT_200] === undefined
+            ? {}
+            : { at200ConnectionsMaxRssMiB: lifetimeRss[SERVICE_AT_200] }),
           ...(lifetimeRss[SERVICE_OTHER] === undefined ? {} : { otherRoutesMaxRssMiB: lifetimeRss[SERVICE_OTHER] })
         }
     const summaries = summarise(selected, runs)
     const base = summaries.find(s => s.id === 'a')
     for (const o of options) {
       const own = summaries.find(s => s.id === `a@${o.option}`)
-      if (base !== undefined && own !== undefined) o.evidence += `; CPU per profile ${(own.cpuUsPerRequest.median / base.cpuUsPerRequest.median).toFixed(2)} × the service's without it (a)`
+      if (base === undefined || own === undefined) continue
+      const ratio = (own.cpuUsPerRequest.median / base.cpuUsPerRequest.median).toFixed(2)
+      o.evidence += `; CPU per profile ${ratio} × the service's without it (a)`
     }
     const targetList = evaluateTargets(summaries, runs, memory)
     process.stdout.write('\n' + textTable(summaries) + '\n\n')
-    process.stdout.write('medians, (min–max) over the rounds; latency of 2xx answers at 1 ms resolution; GC: main-thread pauses / process CPU\n\n')
+    process.stdout.write('medians, (min–max) over the rounds; latency of 2xx answers at 1 ms resolution; ' +
+      'GC: main-thread pauses / process CPU\n\n')
     process.stdout.write(sideBySideText(summaries, lifetimeRss) + '\n')
     process.stdout.write('peak RSS here: the kernel\'s lifetime maxrss of each process\n\n')
-    for (const o of options) process.stdout.write(`option ${o.option}: ${o.active ? 'active' : 'NOT ACTIVE (the service ignores it)'}: ${o.evidence}\n`)
-    for (const t of targetList) process.stdout.write(`${verdict(t).replaceAll('*', '').padEnd(14)} ${t.description}: ${t.measured} (limit ${t.limit})\n`)
-    if (memory !== undefined) process.stdout.write(`service RSS at ready ${memory.rssAtReadyMiB} MiB (heap used ${memory.heapUsedAtReadyMiB} MiB), lifetime max ${memory.lifetimeMaxRssMiB} MiB\n`)
-    for (const [name, w] of warnings) if (w.count > 0) process.stdout.write(`\n${name} logged ${w.count} warn+ lines, first: ${w.first[0]}\n`)
+    for (const o of options) {
+      const state = o.active ? 'active' : 'NOT ACTIVE (the service ignores it)'
+      process.stdout.write(`option ${o.option}: ${state}: ${o.evidence}\n`)
+    }
+    for (const t of targetList) {
+      const result = verdict(t).replaceAll('*', '').padEnd(14)
+      process.stdout.write(`${result} ${t.description}: ${t.measured} (limit ${t.limit})\n`)
+    }
+    if (memory !== undefined) {
+      process.stdout.write(`service RSS at ready ${memory.rssAtReadyMiB} MiB ` +
+        `(heap used ${memory.heapUsedAtReadyMiB} MiB), ` +
+        `lifetime max ${memory.lifetimeMaxRssMiB} MiB\n`)
+    }
+    for (const [name, w] of warnings) {
+      if (w.count > 0) process.stdout.write(`\n${name} logged ${w.count} warn+ lines, first: ${w.first[0]}\n`)
+    }
 
     const report = {
       generatedAt: new Date().toISOString(),
@@ -641,18 +743,32 @@ async function main (): Promise<void> {
         order: 'interleaved: every scenario once per round, rounds in sequence',
         sizing: 'fixed request count per run (a whole number per connection), from the previous run of the scenario',
         latency: 'autocannon, 2xx answers only, 1 ms resolution',
-        cpu: 'process.cpuUsage() of the process under load (user + system) over the run, divided by the requests it counted',
-        gc: 'v8.GCProfiler in the process: main-thread pause time of every collection over the run, divided by the process CPU time',
-        allocation: 'v8.GCProfiler in the process: heap used now plus every byte the collector freed, over the run, per request (V8 heap only)',
-        rss: 'per run: the process samples process.memoryUsage() every 50 ms and reports the sample with the highest RSS; ' +
-          'the target and the side-by-side table: the kernel\'s lifetime peak (getrusage maxrss), start-up and warm-up included',
-        upstream: 'sandbox counts (operation requests + 307 hops) over the run, divided by the requests the process counted',
-        service: { LOG_LEVEL: 'warn', rateLimits, upstreamDelayMs: BENCH_DELAY_MS, nodeFlags: NODE_FLAGS, startEnv: Object.keys(START_ENV) },
+        cpu: 'process.cpuUsage() of the process under load (user + system) over the run, ' +
+          'divided by the requests it counted',
+        gc: 'v8.GCProfiler in the process: main-thread pause time of every collection over the run, ' +
+          'divided by the process CPU time',
+        allocation: 'v8.GCProfiler in the process: heap used now plus every byte the collector freed, ' +
+          'over the run, per request (V8 heap only)',
+        rss: 'per run: the process samples process.memoryUsage() every 50 ms ' +
+          'and reports the sample with the highest RSS; the target and the side-by-side table: ' +
+          'the kernel\'s lifetime peak (getrusage maxrss), start-up and warm-up included',
+        upstream: 'sandbox counts (operation requests + 307 hops) over the run, ' +
+          'divided by the requests the process counted',
+        service: {
+          LOG_LEVEL: 'warn',
+          rateLimits,
+          upstreamDelayMs: BENCH_DELAY_MS,
+          nodeFlags: NODE_FLAGS,
+          startEnv: Object.keys(START_ENV)
+        },
         floor: 'bench/floor.ts, no node flags',
         processes: Object.fromEntries(Object.entries(plans).map(([name, p]) => [name, {
-          entry: p.entry, flags: p.flags, env: Object.keys(p.env).filter(k => !(k in serviceEnv) || p.env[k] !== serviceEnv[k])
+          entry: p.entry,
+          flags: p.flags,
+          env: Object.keys(p.env).filter(k => !(k in serviceEnv) || p.env[k] !== serviceEnv[k])
         }])),
-        clients: `${BENCH_CLIENT_COUNT} synthetic clients (the IVANOV and PETROVA records under their own identities), ` +
+        clients: `${BENCH_CLIENT_COUNT} synthetic clients ` +
+          '(the IVANOV and PETROVA records under their own identities), ' +
           'each connection sending its own clients in turn, so no two requests in flight share a client'
       },
       memory,
@@ -668,7 +784,8 @@ async function main (): Promise<void> {
       await writeReport(reportPath, report)
       process.stdout.write(`\nwrote ${reportPath}\n`)
     }
-    process.stdout.write('\n' + markdownTable(summaries) + '\n\n' + sideBySideMarkdown(summaries, lifetimeRss) + '\n\n' + targetsTable(targetList) + '\n')
+    const tables = [markdownTable(summaries), sideBySideMarkdown(summaries, lifetimeRss), targetsTable(targetList)]
+    process.stdout.write('\n' + tables.join('\n\n') + '\n')
   } finally {
     for (const child of processes.values()) await child.stop()
     await sandbox.stop()

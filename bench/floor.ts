@@ -73,9 +73,13 @@ async function main (): Promise<void> {
     if (claims === null) return end(res, 401, '{}')
     const uid = claims.sub.toUpperCase()
     try {
-      const passport = await post(passportUrl, passportKey, JSON.stringify({ vendor: claims.vendor, login: claims.login, uid_client: uid }))
+      const identity = { vendor: claims.vendor, login: claims.login, uid_client: uid }
+      const passport = await post(passportUrl, passportKey, JSON.stringify(identity))
       const params = JSON.stringify({ uid_client: uid })
-      const [discount, contractor] = await Promise.all([post(discountUrl, dealerKey, params), post(contractorUrl, dealerKey, params)])
+      const [discount, contractor] = await Promise.all([
+        post(discountUrl, dealerKey, params),
+        post(contractorUrl, dealerKey, params)
+      ])
       end(res, 200, JSON.stringify({
         uid_client: passport.uid_client,
         client: passport.client,
@@ -91,7 +95,10 @@ async function main (): Promise<void> {
   }
 
   function end (res: ServerResponse, status: number, body: string): void {
-    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) })
+    res.writeHead(status, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body)
+    })
     res.end(body)
   }
 

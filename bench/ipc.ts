@@ -52,7 +52,10 @@ export interface StartOptions {
   readyTimeoutMs?: number
 }
 
-export async function startChild (entry: string, { env, execArgv = [], onLine, readyTimeoutMs = 30_000 }: StartOptions): Promise<Child> {
+export async function startChild (
+  entry: string,
+  { env, execArgv = [], onLine, readyTimeoutMs = 30_000 }: StartOptions
+): Promise<Child> {
   const child = fork(entry, [], { env, execArgv, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] })
   let rest = ''
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
@@ -70,7 +73,10 @@ export async function startChild (entry: string, { env, execArgv = [], onLine, r
   })
 
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${entry} did not report ready within ${readyTimeoutMs} ms`)), readyTimeoutMs)
+    const timer = setTimeout(
+      () => reject(new Error(`${entry} did not report ready within ${readyTimeoutMs} ms`)),
+      readyTimeoutMs
+    )
     child.on('message', (message: Reply | Ready) => {
       if ('ready' in message) {
         clearTimeout(timer)

@@ -104,7 +104,8 @@ export function startMeters (server: Server): Meters {
         ? (await session.post('Profiler.stop')).profile
         : (await session.post('HeapProfiler.stopSampling')).profile
       session.disconnect()
-      const path = join(profileDir, `${process.env.BENCH_PROCESS_NAME ?? 'process'}-${Date.now()}.${kind === 'cpu' ? 'cpuprofile' : 'heapprofile'}`)
+      const name = process.env.BENCH_PROCESS_NAME ?? 'process'
+      const path = join(profileDir, `${name}-${Date.now()}.${kind === 'cpu' ? 'cpuprofile' : 'heapprofile'}`)
       await writeFile(path, JSON.stringify(profile))
       return path
     }

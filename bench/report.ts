@@ -1,12 +1,12 @@
 // What the bench makes of its runs: per scenario the median and spread of every measure, the issue's
-// targets with measured value and verdict, the tables it prints, and bench/report.json with a history
-// of earlier runs (the before/after record of each optimisation).
-import { readFile, writeFile } from 'node:fs/promises'
+// targets with measured value and verdict, the tables it prints, and bench/report.json (the latest run
+// only: earlier runs are in git history).
+import { writeFile } from 'node:fs/promises'
 
-/** A scenario: `a`, `b50`... of the service, `fa`, `fb50` of the floor, `a@metrics` of an option, `a@flags:...` of the sweep. */
+/** A scenario: `a`, `b50` of the service, `fa`, `fb50` of the floor, `a@metrics` an option, `a@flags3` a flag set. */
 export type ScenarioId = string
 
-/** What a scenario measures, for the tables: the service, the floor, a priced option, a V8 flag set, or a calibration. */
+/** What a scenario measures: the service, the floor, a priced option, a V8 flag set, or a calibration. */
 export type ScenarioGroup = 'service' | 'floor' | 'option' | 'flags' | 'calibration'
 
 export interface ScenarioInfo {
@@ -131,16 +131,6 @@ export interface Report {
   /** The same, per measured process. */
   warnings: Record<string, { count: number, first: string[] }>
   runs: Run[]
-  history: HistoryEntry[]
-}
-
-/** What an earlier report keeps of itself: enough to compare before and after. */
-export interface HistoryEntry {
-  generatedAt: string
-  commit: string
-  label: string
-  scenarios: Record<string, { rps: number, p50: number, p99: number, cpuUsPerRequest: number, allocatedKiBPerRequest?: number, upstreamPerRequest: number, peakRssMiB: number }>
-  targets: Record<string, { measured: string, pass: boolean }>
 }
 
 export function median (values: number[]): number {
@@ -184,7 +174,9 @@ export function summarise (infos: ScenarioInfo[], runs: Run[]): ScenarioSummary[
 const fixed = (value: number, digits = 0) => value.toFixed(digits)
 const percent = (s: Spread): Spread => ({ median: s.median * 100, min: s.min * 100, max: s.max * 100 })
 const withSpread = (s: Spread, digits = 0) =>
-  s.min === s.max ? fixed(s.median, digits) : `${fixed(s.median, digits)} (${fixed(s.min, digits)}–${fixed(s.max, digits)})`
+  s.min === s.max
+    ? fixed(s.median, digits)
+    : `${fixed(s.median, digits)} (${fixed(s.min, digits)}–${fixed(s.max, digits)})`
 
 /** The issue's targets, each with its limit, the measured median and the verdict. */
 export function evaluateTargets (summaries: ScenarioSummary[], allRuns: Run[], memory: Memory | undefined): Target[] {
@@ -197,7 +189,8 @@ export function evaluateTargets (summaries: ScenarioSummary[], allRuns: Run[], m
     const p99Limit = 2 * s.delayMs + 15
     // A closed loop's mean latency is connections / throughput (Little's law): once the CPU is saturated
     // the latency is queueing, and this figure says so.
-    const queue = `closed loop: ${s.connections} connections / ${fixed(s.rps.median)} req/s = ${fixed(s.connections / s.rps.median * 1000)} ms mean`
+    const meanMs = fixed(s.connections / s.rps.median * 1000)
+    const queue = `closed loop: ${s.connections} connections / ${fixed(s.rps.median)} req/s = ${meanMs} ms mean`
     // The sandbox alone at the same delay: two of its answers in sequence are the floor of a profile here.
     const u = by.get('u5')
     const floor = id === 'b5' && u !== undefined
@@ -226,7 +219,8 @@ export function evaluateTargets (summaries: ScenarioSummary[], allRuns: Run[], m
     const runs = allRuns.filter(r => profiles.some(s => s.id === r.scenario))
     targets.push({
       id: 'upstream-per-profile',
-      description: `Exactly 3 upstream requests per profile after warm-up (${profiles.map(s => s.id).join(', ')}; 307 hops included; every run)`,
+      description: 'Exactly 3 upstream requests per profile after warm-up ' +
+        `(${profiles.map(s => s.id).join(', ')}; 307 hops included; every run)`,
       limit: '= 3',
       measured: profiles.map(s => `${s.id} ${withSpread(s.upstreamPerRequest, 3)}`).join(', '),
       pass: runs.every(r => r.upstreamPerRequest === 3)
@@ -239,7 +233,8 @@ export function evaluateTargets (summaries: ScenarioSummary[], allRuns: Run[], m
     targets.push({
       id: 'cpu-profile-vs-trivial',
       informational: true,
-      description: 'CPU per profile (a) at most 4 × the CPU per request of the trivial route (c), service process (an earlier issue\'s aim, below the floor)',
+      description: 'CPU per profile (a) at most 4 × the CPU per request of the trivial route (c), service process ' +
+        '(an earlier issue\'s aim, below the floor)',
       limit: `≤ 4 × ${fixed(c.cpuUsPerRequest.median)} µs = ${fixed(4 * c.cpuUsPerRequest.median)} µs`,
       measured: `${fixed(a.cpuUsPerRequest.median)} µs (${ratio.toFixed(2)} ×)`,
       pass: ratio <= 4
@@ -283,7 +278,8 @@ export function evaluateTargets (summaries: ScenarioSummary[], allRuns: Run[], m
   const peak = Math.max(sampled, memory.lifetimeMaxRssMiB)
   targets.push({
     id: 'peak-rss',
-    description: 'Peak RSS of the service process with npm start\'s flags, at the issue\'s 50 connections (kernel maxrss over its whole life; RSS at ready in brackets)',
+    description: 'Peak RSS of the service process with npm start\'s flags, at the issue\'s 50 connections ' +
+      '(kernel maxrss over its whole life; RSS at ready in brackets)',
     limit: '< 150 MiB',
     measured: `${fixed(peak, 1)} MiB (at ready ${fixed(memory.rssAtReadyMiB, 1)} MiB)`,
     pass: peak < 150
@@ -292,7 +288,8 @@ export function evaluateTargets (summaries: ScenarioSummary[], allRuns: Run[], m
     targets.push({
       id: 'peak-rss-200',
       informational: true,
-      description: 'Peak RSS at 200 connections (b200, in a service process of its own: four times the profiles in flight)',
+      description: 'Peak RSS at 200 connections ' +
+        '(b200, in a service process of its own: four times the profiles in flight)',
       limit: '< 150 MiB',
       measured: `${fixed(memory.at200ConnectionsMaxRssMiB, 1)} MiB`,
       pass: memory.at200ConnectionsMaxRssMiB < 150
@@ -302,7 +299,8 @@ export function evaluateTargets (summaries: ScenarioSummary[], allRuns: Run[], m
     targets.push({
       id: 'peak-rss-other',
       informational: true,
-      description: 'Peak RSS under the trivial route\'s and the console\'s saturating loads (c, d, in a service process of their own)',
+      description: 'Peak RSS under the trivial route\'s and the console\'s saturating loads ' +
+        '(c, d, in a service process of their own)',
       limit: '< 150 MiB',
       measured: `${fixed(memory.otherRoutesMaxRssMiB, 1)} MiB`,
       pass: memory.otherRoutesMaxRssMiB < 150
@@ -314,7 +312,10 @@ export function evaluateTargets (summaries: ScenarioSummary[], allRuns: Run[], m
 /** Each service scenario and the floor's at the same load. */
 export const FLOOR_PAIRS = [['a', 'fa'], ['b50', 'fb50']] as const
 
-const HEADER = ['scenario', 'conns', 'delay', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'err/non2xx', 'upstream/req', 'CPU µs/req', 'GC % of CPU', 'KiB alloc/req', 'peak RSS MiB', 'CPU share svc/sbx/bench']
+const HEADER = [
+  'scenario', 'conns', 'delay', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'err/non2xx', 'upstream/req', 'CPU µs/req',
+  'GC % of CPU', 'KiB alloc/req', 'peak RSS MiB', 'CPU share svc/sbx/bench'
+]
 
 function row (s: ScenarioSummary): string[] {
   const share = s.cpuShare
@@ -348,7 +349,10 @@ export function markdownTable (summaries: ScenarioSummary[]): string {
 /** The kernel's lifetime peak RSS of each measured process (MiB), by process name. */
 export type LifetimeRss = Record<string, number>
 
-const SIDE_HEADER = ['run', 'CPU µs/profile', '× floor', 'req/s', 'p50 ms', 'p99 ms', 'peak RSS MiB', 'GC % of CPU', 'KiB alloc/profile', 'upstream/profile', 'err/non2xx']
+const SIDE_HEADER = [
+  'run', 'CPU µs/profile', '× floor', 'req/s', 'p50 ms', 'p99 ms', 'peak RSS MiB', 'GC % of CPU', 'KiB alloc/profile',
+  'upstream/profile', 'err/non2xx'
+]
 
 function sideRow (name: string, s: ScenarioSummary, floor: ScenarioSummary | undefined, rss: LifetimeRss): string[] {
   return [
@@ -440,41 +444,7 @@ export function targetsTable (targets: Target[]): string {
   ].join('\n')
 }
 
-export function historyEntry (report: Omit<Report, 'history'>): HistoryEntry {
-  return {
-    generatedAt: report.generatedAt,
-    commit: report.commit,
-    label: report.label,
-    scenarios: Object.fromEntries(report.scenarios.map(s => [s.id, {
-      rps: Math.round(s.rps.median),
-      p50: s.p50.median,
-      p99: s.p99.median,
-      cpuUsPerRequest: Math.round(s.cpuUsPerRequest.median),
-      allocatedKiBPerRequest: s.allocatedKiBPerRequest.median,
-      upstreamPerRequest: s.upstreamPerRequest.median,
-      peakRssMiB: Math.round(s.peakRssMiB.median * 10) / 10
-    }])),
-    targets: Object.fromEntries(report.targets.map(t => [t.id, { measured: t.measured, pass: t.pass }]))
-  }
-}
-
-/** The history of the report at `path` (none when there is no report yet). */
-export async function readHistory (path: string): Promise<HistoryEntry[]> {
-  let text: string
-  try {
-    text = await readFile(path, 'utf8')
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
-    throw error
-  }
-  const history = (JSON.parse(text) as { history?: unknown }).history
-  return Array.isArray(history) ? history as HistoryEntry[] : []
-}
-
-/** Writes the report with this run appended to the history of the one it replaces. */
-export async function writeReport (path: string, report: Omit<Report, 'history'>): Promise<Report> {
-  const history = [...await readHistory(path), historyEntry(report)]
-  const full: Report = { ...report, history }
-  await writeFile(path, JSON.stringify(full, null, 2) + '\n')
-  return full
+/** Writes the report of this run, replacing the previous one (earlier runs live in git history). */
+export async function writeReport (path: string, report: Report): Promise<void> {
+  await writeFile(path, JSON.stringify(report, null, 2) + '\n')
 }

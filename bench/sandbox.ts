@@ -12,7 +12,9 @@ export interface SandboxStats {
 async function main (): Promise<void> {
   const passport = process.env.SANDBOX_PASSPORT_KEY
   const dealer = process.env.SANDBOX_DEALER_KEY
-  if (passport === undefined || dealer === undefined) throw new Error('SANDBOX_PASSPORT_KEY and SANDBOX_DEALER_KEY are required')
+  if (passport === undefined || dealer === undefined) {
+    throw new Error('SANDBOX_PASSPORT_KEY and SANDBOX_DEALER_KEY are required')
+  }
   const sandbox = await startSandboxUpstream({ keys: { passport, dealer }, clients: benchClients() })
   serveParent(sandbox.url, {
     stats: (): SandboxStats => ({ counts: sandbox.counts(), cpu: process.cpuUsage() }),

@@ -94,7 +94,11 @@ const FAULTS: Array<{ kind: Fault['kind'], weight: number, make: () => Fault }> 
   { kind: 'wrong_type', weight: 2, make: () => ({ kind: 'wrong_type' }) },
   // Twice the service's 1 MiB cap: enough to be refused, cheap to serve thousands of times.
   { kind: 'huge', weight: 1, make: () => ({ kind: 'huge', bytes: 2 * MiB }) },
-  { kind: 'redirect_loop', weight: 1, make: () => ({ kind: 'redirect_loop', mode: pick(['self', 'ping_pong'] as const) }) },
+  {
+    kind: 'redirect_loop',
+    weight: 1,
+    make: () => ({ kind: 'redirect_loop', mode: pick(['self', 'ping_pong'] as const) })
+  },
   { kind: 'cross_origin', weight: 1, make: () => ({ kind: 'cross_origin' }) }
 ]
 
@@ -103,7 +107,10 @@ function faultsNamed (list: string | undefined): typeof FAULTS {
   if (list === undefined) return FAULTS
   const names = list.split(',').map(name => name.trim()).filter(name => name !== '' && name !== 'none')
   const unknown = names.filter(name => !FAULTS.some(f => f.kind === name))
-  if (unknown.length > 0) throw new RangeError(`unknown fault kinds ${unknown.join(', ')}; known: ${FAULTS.map(f => f.kind).join(', ')}, none`)
+  if (unknown.length > 0) {
+    const known = FAULTS.map(f => f.kind).join(', ')
+    throw new RangeError(`unknown fault kinds ${unknown.join(', ')}; known: ${known}, none`)
+  }
   return FAULTS.filter(f => names.includes(f.kind))
 }
 
@@ -169,7 +176,11 @@ async function soak (): Promise<number> {
   }
 
   const tokenOf = (who: { uid_client: string, login: string, vendor: string }, signWith = jwtSecret, now?: number) =>
-    signToken({ sub: who.uid_client, login: who.login, vendor: who.vendor }, signWith, now === undefined ? {} : { now, ttlSeconds: 60 })
+    signToken(
+      { sub: who.uid_client, login: who.login, vendor: who.vendor },
+      signWith,
+      now === undefined ? {} : { now, ttlSeconds: 60 }
+    )
   const seededTokens = seededClients.map(c => tokenOf(c.identity))
   const unknownToken = tokenOf(unknownClient)
   const secrets: Record<string, string> = {
@@ -187,7 +198,9 @@ async function soak (): Promise<number> {
     log.lines++
     const level = /"level":(\d+)/.exec(line)?.[1] ?? 'text'
     log.byLevel[level] = (log.byLevel[level] ?? 0) + 1
-    for (const [name, value] of Object.entries(secrets)) if (line.includes(value)) log.leaks.push(`${name} in a log line`)
+    for (const [name, value] of Object.entries(secrets)) {
+      if (line.includes(value)) log.leaks.push(`${name} in a log line`)
+    }
   }
 
   const service = startChild({
@@ -215,24 +228,36 @@ async function soak (): Promise<number> {
   const profile = (kind: string, authorization?: string): Shot =>
     ({ kind, path: '/api/users/profile', headers: authorization === undefined ? {} : { authorization } })
   const consoleShot = (kind: string, body: string, headers: Record<string, string> = {}): Shot =>
-    ({ kind, method: 'POST', path: '/request-console', headers: { 'content-type': 'application/json', 'x-console-key': consoleKey, ...headers }, body })
+    ({
+      kind,
+      method: 'POST',
+      path: '/request-console',
+      headers: { 'content-type': 'application/json', 'x-console-key': consoleKey, ...headers },
+      body
+    })
   const validConsole = () => {
     const operation: OperationName = pick(operationNames)
     const who = Math.random() < 0.8 ? pick(seededClients).identity : unknownClient
-    return JSON.stringify({ operation, params: operation === 'passport.get_client' ? who : { uid_client: who.uid_client } })
+    const params = operation === 'passport.get_client' ? who : { uid_client: who.uid_client }
+    return JSON.stringify({ operation, params })
   }
   const shots: Array<[number, () => Shot]> = [
     [40, () => profile('profile', `Bearer ${pick(seededTokens)}`)],
     [8, () => profile('profile unknown', `Bearer ${unknownToken}`)],
-    [3, () => profile('token expired', `Bearer ${tokenOf(pick(seededClients).identity, jwtSecret, Date.now() - 3_600_000)}`)],
+    [3, () => profile('token expired',
+      `Bearer ${tokenOf(pick(seededClients).identity, jwtSecret, Date.now() - 3_600_000)}`)],
     [3, () => profile('token forged', `Bearer ${tokenOf(pick(seededClients).identity, secret() + secret())}`)],
-    [3, () => profile('token garbage', pick(['Bearer x.y.z', 'Bearer ', `Basic ${randomUUID()}`, `Bearer ${randomBytes(40).toString('base64url')}`]))],
+    [3, () => profile('token garbage',
+      pick(['Bearer x.y.z', 'Bearer ', `Basic ${randomUUID()}`, `Bearer ${randomBytes(40).toString('base64url')}`]))],
     [2, () => profile('token missing')],
     [20, () => consoleShot('console', validConsole())],
     [2, () => consoleShot('console bad key', validConsole(), { 'x-console-key': secret() })],
-    [2, () => consoleShot('console bad body', pick(['{', '{"operation":"nope","params":{}}', '[]', '{"operation":"dealer.client","params":{"uid_client":"x"}}']))],
+    [2, () => consoleShot('console bad body', pick([
+      '{', '{"operation":"nope","params":{}}', '[]', '{"operation":"dealer.client","params":{"uid_client":"x"}}'
+    ]))],
     [1, () => consoleShot('console wrong type', validConsole(), { 'content-type': 'text/plain' })],
-    [1, () => consoleShot('console too large', JSON.stringify({ operation: 'dealer.client', params: { uid_client: 'A'.repeat(20_000) } }))],
+    [1, () => consoleShot('console too large',
+      JSON.stringify({ operation: 'dealer.client', params: { uid_client: 'A'.repeat(20_000) } }))],
     [2, () => ({ kind: 'metrics', path: '/metrics', headers: { authorization: `Bearer ${metricsKey}` } })]
   ]
   const shotWeight = shots.reduce((sum, [w]) => sum + w, 0)
@@ -261,7 +286,12 @@ async function soak (): Promise<number> {
     let res: Response
     let text: string
     try {
-      res = await fetch(base + shot.path, { method: shot.method ?? 'GET', headers: shot.headers, body: shot.body, signal: AbortSignal.timeout(30_000) })
+      res = await fetch(base + shot.path, {
+        method: shot.method ?? 'GET',
+        headers: shot.headers,
+        body: shot.body,
+        signal: AbortSignal.timeout(30_000)
+      })
       text = await res.text()
     } catch (error) {
       problem('transport error', `${shot.kind}: ${(error as Error).message}`)
@@ -286,9 +316,15 @@ async function soak (): Promise<number> {
     byStatus.set(key, (byStatus.get(key) ?? 0) + 1)
     if (!DOCUMENTED.has(res.status)) problem('undocumented status', `${shot.kind} ${res.status}: ${text.slice(0, 200)}`)
     if (code === 'INTERNAL_ERROR') problem('unmapped error (500 INTERNAL_ERROR)', shot.kind)
-    if (res.status >= 400 && !(isError.Check(body) && body.statusCode === res.status)) problem('malformed error body', `${shot.kind} ${res.status}: ${text.slice(0, 200)}`)
-    if (res.status === 200 && shot.kind.startsWith('profile') && !isProfile.Check(body)) problem('profile breaks its schema', shot.kind)
-    if (res.status === 200 && shot.kind === 'console' && !isConsole.Check(body)) problem('console answer breaks its schema', shot.kind)
+    if (res.status >= 400 && !(isError.Check(body) && body.statusCode === res.status)) {
+      problem('malformed error body', `${shot.kind} ${res.status}: ${text.slice(0, 200)}`)
+    }
+    if (res.status === 200 && shot.kind.startsWith('profile') && !isProfile.Check(body)) {
+      problem('profile breaks its schema', shot.kind)
+    }
+    if (res.status === 200 && shot.kind === 'console' && !isConsole.Check(body)) {
+      problem('console answer breaks its schema', shot.kind)
+    }
     if (!res.headers.get('x-request-id')) problem('no x-request-id', `${shot.kind} ${res.status}`)
     const head = JSON.stringify([...res.headers])
     for (const [name, value] of Object.entries(secrets)) {
@@ -308,11 +344,15 @@ async function soak (): Promise<number> {
   let peak = startMemory.rss
   let runSeconds = 0
   let warmedRequests = 0
-  const sampler = setInterval(() => { service.ask<Memory>('memory').then(m => { peak = Math.max(peak, m.peakRss) }) }, 5000)
+  const sampler = setInterval(() => {
+    service.ask<Memory>('memory').then(m => { peak = Math.max(peak, m.peakRss) })
+  }, 5000)
   let warmMemory!: Memory
   let endMemory!: Memory
   try {
-    process.stdout.write(`soak: ${opts.durationS} s, ${opts.concurrency} concurrent, faults (${opts.faults.map(f => f.kind).join(', ') || 'none'}) on ${Math.round(opts.faultRate * 100)}% of upstream calls, warm-up ${opts.warmupS} s\n`)
+    const faults = opts.faults.map(f => f.kind).join(', ') || 'none'
+    process.stdout.write(`soak: ${opts.durationS} s, ${opts.concurrency} concurrent, faults (${faults}) ` +
+      `on ${Math.round(opts.faultRate * 100)}% of upstream calls, warm-up ${opts.warmupS} s\n`)
     const runStarted = performance.now()
     await runFor(opts.warmupS)
     // Measured once the last answers' timers have fired and the log has drained, after a full GC.
@@ -338,33 +378,41 @@ async function soak (): Promise<number> {
   // ---------------------------------------------------------------- the summary
   const mib = (bytes: number) => (bytes / MiB).toFixed(1)
   const growth = endMemory.rss - warmMemory.rss
-  if (growth > opts.rssBoundMiB * MiB) problem('RSS growth over the bound', `${mib(growth)} MiB > ${opts.rssBoundMiB} MiB`)
+  if (growth > opts.rssBoundMiB * MiB) {
+    problem('RSS growth over the bound', `${mib(growth)} MiB > ${opts.rssBoundMiB} MiB`)
+  }
   const sorted = [...latencies].sort((a, b) => a - b)
   const fmt = (ms: number) => ms.toFixed(1).padStart(8)
   const lines: string[] = []
-  lines.push('', `requests: ${total} in ${runSeconds.toFixed(1)} s (${(total / Math.max(1, runSeconds)).toFixed(0)}/s)`, '')
+  const rate = (total / Math.max(1, runSeconds)).toFixed(0)
+  lines.push('', `requests: ${total} in ${runSeconds.toFixed(1)} s (${rate}/s)`, '')
   lines.push('status  code                        count')
   for (const [key, count] of [...byStatus].sort()) {
     const [status, code] = key.split(' ')
     lines.push(`${status!.padEnd(8)}${code!.padEnd(28)}${String(count).padStart(5)}`)
   }
   lines.push('', 'kind                  count   p50 ms   p99 ms')
-  for (const [kind, values] of [...byKind].sort()) {
-    const s = values.sort((a, b) => a - b)
-    lines.push(`${kind.padEnd(20)}${String(s.length).padStart(7)}${fmt(percentile(s, 0.5))} ${fmt(percentile(s, 0.99))}`)
-  }
-  lines.push(`${'all'.padEnd(20)}${String(sorted.length).padStart(7)}${fmt(percentile(sorted, 0.5))} ${fmt(percentile(sorted, 0.99))}`)
+  const latencyLine = (kind: string, s: number[]) =>
+    `${kind.padEnd(20)}${String(s.length).padStart(7)}${fmt(percentile(s, 0.5))} ${fmt(percentile(s, 0.99))}`
+  for (const [kind, values] of [...byKind].sort()) lines.push(latencyLine(kind, values.sort((a, b) => a - b)))
+  lines.push(latencyLine('all', sorted))
   lines.push('', `upstream requests: ${Object.entries(upstream.counts()).map(([op, n]) => `${op} ${n}`).join(', ')}`)
   lines.push(`upstream behaviours: ${Object.entries(injected).sort().map(([kind, n]) => `${kind} ${n}`).join(', ')}`)
-  lines.push('', `service RSS (after gc): start ${mib(startMemory.rss)} MiB, after warm-up ${mib(warmMemory.rss)} MiB, end ${mib(endMemory.rss)} MiB, peak ${mib(peak)} MiB`)
+  lines.push('', `service RSS (after gc): start ${mib(startMemory.rss)} MiB, ` +
+    `after warm-up ${mib(warmMemory.rss)} MiB, end ${mib(endMemory.rss)} MiB, peak ${mib(peak)} MiB`)
   lines.push(`RSS growth after warm-up: ${mib(growth)} MiB (bound ${opts.rssBoundMiB} MiB)`)
   // Not a bound (a short run is too noisy for one), but what a slow leak shows first: run longer to see it.
   const perRequest = (endMemory.heapUsed - warmMemory.heapUsed) / Math.max(1, warmedRequests)
-  lines.push(`heap used ${mib(warmMemory.heapUsed)} -> ${mib(endMemory.heapUsed)} MiB (${perRequest.toFixed(0)} B per request after warm-up), heap total ${mib(warmMemory.heapTotal)} -> ${mib(endMemory.heapTotal)} MiB, external ${mib(warmMemory.external)} -> ${mib(endMemory.external)} MiB`)
-  lines.push(`log: ${log.lines} lines (${Object.entries(log.byLevel).map(([level, n]) => `level ${level}: ${n}`).join(', ')}), secrets found: ${log.leaks.length}`)
+  lines.push(`heap used ${mib(warmMemory.heapUsed)} -> ${mib(endMemory.heapUsed)} MiB ` +
+    `(${perRequest.toFixed(0)} B per request after warm-up), ` +
+    `heap total ${mib(warmMemory.heapTotal)} -> ${mib(endMemory.heapTotal)} MiB, ` +
+    `external ${mib(warmMemory.external)} -> ${mib(endMemory.external)} MiB`)
+  const levels = Object.entries(log.byLevel).map(([level, n]) => `level ${level}: ${n}`).join(', ')
+  lines.push(`log: ${log.lines} lines (${levels}), secrets found: ${log.leaks.length}`)
   lines.push('')
   if (problems.size === 0) {
-    lines.push('PASS: no unmapped or undocumented answer, every error body exact, no secret in any answer or log line, RSS within bound')
+    lines.push('PASS: no unmapped or undocumented answer, every error body exact, ' +
+      'no secret in any answer or log line, RSS within bound')
   } else {
     lines.push('FAIL:')
     for (const [what, { count, example }] of problems) lines.push(`  ${what}: ${count} (e.g. ${example})`)

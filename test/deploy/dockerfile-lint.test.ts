@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import t from 'tap'
 import { ConfigSchema } from '../../src/config.ts'
 import { buildContextFiles, dockerfileSteps, dockerignore, envOf, ROOT } from '../helpers/dockerfile.ts'
-import { startCommand, startEnv } from '../helpers/start-command.ts'
+import { startCommand, startEnv } from '../../scripts/start-command.ts'
 
 const steps = dockerfileSteps()
 const of = (keyword: string) => steps.filter(step => step.keyword === keyword)

@@ -9,7 +9,7 @@ import bench from '../../bench/report.json' with { type: 'json' }
 import { ConfigSchema, loadConfig } from '../../src/config.ts'
 import { buildTestApp, DEALER_KEY, JWT_SECRET, PASSPORT_KEY } from '../helpers/build-app.ts'
 import { ROOT } from '../helpers/dockerfile.ts'
-import { startCommand } from '../helpers/start-command.ts'
+import { startCommand } from '../../scripts/start-command.ts'
 
 const DIR = join(ROOT, 'deploy/kubernetes')
 

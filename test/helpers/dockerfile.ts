@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { assignment } from './start-command.ts'
+import { assignment } from '../../scripts/start-command.ts'
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 

@@ -1,6 +1,6 @@
 // `npm start` as data: `NAME=value... node <flags> src/server.ts`. The Dockerfile tests hold the image to
 // it and the bench starts the service processes with it, so production is what both measure.
-import pkg from '../../package.json' with { type: 'json' }
+import pkg from '../package.json' with { type: 'json' }
 
 /** `NAME=value` as a pair, split at the first `=` (a value may hold more). */
 export function assignment (word: string): [string, string] | undefined {
