@@ -1,19 +1,36 @@
-// SECURITY.md points at tests: every file it names must exist, and every OWASP row must name one.
+// SECURITY.md is the reporting policy GitHub shows; docs/security.md is the threat model, and points at tests:
+// every file it names must exist, and every OWASP row must name one.
+import { existsSync } from 'node:fs'
 import t from 'tap'
-import { existsSync, readFileSync } from 'node:fs'
+import pkg from '../../package.json' with { type: 'json' }
+import { page, root, section } from './markdown.ts'
 
-const text = readFileSync(new URL('../../SECURITY.md', import.meta.url), 'utf8')
+const policy = page('SECURITY.md')
+const model = page('docs/security.md')
 
-t.test('every OWASP API Top 10 (2023) item has a row that names a test', async t => {
+t.test('SECURITY.md says how to report privately, what to include, when we answer and what is supported', async t => {
+  const reporting = section(policy, 'Reporting a vulnerability')
+  t.match(reporting, /privately/i)
+  t.match(reporting, /private vulnerability reporting/i, 'names GitHub private vulnerability reporting')
+  t.match(reporting, /never in a public issue/i)
+  t.match(reporting, /include/i, 'says what a report should hold')
+  t.match(section(policy, 'What happens next'), /\d+ working days/, 'gives response times')
+  const [major, minor] = pkg.version.split('.')
+  t.match(section(policy, 'Supported versions'), `\`${major}.${minor}.x\``, `the current ${major}.${minor} line is supported`)
+  t.match(policy, '](docs/security.md)', 'links the threat model')
+  t.notMatch(policy, /^\| API\d+ \|/m, 'the threat model is not repeated in the policy')
+})
+
+t.test('every OWASP API Top 10 (2023) item has a row in docs/security.md that names a test', async t => {
   for (let i = 1; i <= 10; i++) {
-    const row = text.split('\n').find(line => line.startsWith(`| API${i} |`))
+    const row = model.split('\n').find(line => line.startsWith(`| API${i} |`))
     t.ok(row, `API${i} has a row`)
     t.match(row ?? '', /`test\/[\w/.-]+\.test\.ts`/, `API${i} names a test file`)
   }
 })
 
-t.test('every test file SECURITY.md names exists', async t => {
-  const files = [...new Set(text.match(/test\/[\w/.-]+\.test\.ts/g) ?? [])]
+t.test('every test file docs/security.md names exists', async t => {
+  const files = [...new Set(model.match(/test\/[\w/.-]+\.test\.ts/g) ?? [])]
   t.ok(files.length > 10)
-  for (const file of files) t.ok(existsSync(new URL(`../../${file}`, import.meta.url)), `${file} exists`)
+  for (const file of files) t.ok(existsSync(root(file)), `${file} exists`)
 })

@@ -1,4 +1,4 @@
-// Two `node src/server.ts` instances on one real Redis behind a real nginx running the README's site
+// Two `node src/server.ts` instances on one real Redis behind a real nginx running the site of docs/operations.md
 // (deploy/nginx/dealer-bff.conf, round-robin): the per-client limit holds across them, the per-address
 // limits key on the caller's address as nginx forwarded it (TRUST_PROXY names nginx; a forged
 // X-Forwarded-For from anyone else is ignored), and SIGTERM to one instance while profiles stream

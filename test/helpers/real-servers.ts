@@ -14,7 +14,7 @@ import type { Test } from 'tap'
 import { untilListening, type LogLine } from './server-logs.ts'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
-/** The nginx site the README shows; the test runs it with its own addresses and port. */
+/** The nginx site docs/operations.md shows; the test runs it with its own addresses and port. */
 export const NGINX_EXAMPLE = join(ROOT, 'deploy/nginx/dealer-bff.conf')
 
 const PACKAGES: Record<string, string> = { 'redis-server': 'redis-server', nginx: 'nginx' }
@@ -134,7 +134,7 @@ export async function startRedis (t: Test, binary: string, { port, started = tru
 }
 
 /**
- * The README's nginx site (deploy/nginx/dealer-bff.conf) on a free local port in front of `upstreams`
+ * The nginx site of docs/operations.md (deploy/nginx/dealer-bff.conf) on a free local port in front of `upstreams`
  * (`host:port`), inside a minimal main configuration whose every path is in a temporary prefix.
  */
 export async function startNginx (t: Test, binary: string, upstreams: string[]): Promise<{ url: string, port: number }> {

@@ -1,5 +1,5 @@
 // What a started service loads, in a process of its own (the test runner loads much more): the modules
-// that cost every instance resident memory and do nothing for it must stay out (README, Performance).
+// that cost every instance resident memory and do nothing for it must stay out (docs/performance.md).
 import { spawnSync } from 'node:child_process'
 import t from 'tap'
 import { DEALER_KEY, JWT_SECRET, PASSPORT_KEY } from '../helpers/build-app.ts'
