@@ -109,7 +109,8 @@ function baseNode (node: string, image: string): string {
   copyFileSync(node, target, constants.COPYFILE_FICLONE)
   chmodSync(target, 0o755)
   if (asRoot) {
-    const run = spawnSync(target, ['-e', ''], { uid: UNPRIVILEGED, gid: UNPRIVILEGED, encoding: 'utf8' })
+    const [command, ...args] = uninstrumented([target, '-e', ''])
+    const run = spawnSync(command!, args, { uid: UNPRIVILEGED, gid: UNPRIVILEGED, encoding: 'utf8' })
     if (run.status !== 0) {
       throw new Error(`uid ${UNPRIVILEGED} cannot run ${target} (is every folder above ${tmpdir()} open to ` +
         `other users? TMPDIR chooses it): ${run.error?.message ?? run.stderr}`)
@@ -131,7 +132,8 @@ function build (t: Test, image: string, checkout: string, checkoutNode: string):
   for (const step of dockerfileSteps(readFileSync(join(checkout, 'Dockerfile'), 'utf8'))) {
     switch (step.keyword) {
       case 'FROM': {
-        const version = spawnSync(node, ['-p', 'process.versions.node'], { encoding: 'utf8' }).stdout.trim()
+        const [command, ...args] = uninstrumented([node, '-p', 'process.versions.node'])
+        const version = spawnSync(command!, args, { encoding: 'utf8' }).stdout.trim()
         t.equal(version.split('.')[0], '24', `line ${step.line}: Node 24 stands in for ${step.args[0]}`)
         break
       }
@@ -288,8 +290,10 @@ t.test('the replay reads a clone other users cannot enter', async t => {
   // Without root the whole replay runs as one user, who can enter the clone.
   if (!asRoot) return
   // What used to fail: the image's node user running the checkout's own Node.
-  const direct = spawnSync(join(clone, CHECKOUT_NODE), ['-e', ''], { uid: UNPRIVILEGED, gid: UNPRIVILEGED })
-  t.not(direct.status, 0, `uid ${UNPRIVILEGED} cannot run the clone's own Node, so the image has a copy`)
+  const [command, ...args] = uninstrumented([join(clone, CHECKOUT_NODE), '-e', ''])
+  const direct = spawnSync(command!, args, { uid: UNPRIVILEGED, gid: UNPRIVILEGED, encoding: 'utf8' })
+  t.equal(direct.status, 126, `uid ${UNPRIVILEGED} cannot run the clone's own Node, so the image has a copy`)
+  t.match(direct.stderr, /Permission denied/)
 })
 
 t.test('the installed tree is the code and the production dependencies only', async t => {
