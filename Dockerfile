@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # The service as production runs it: Node 24 on Debian slim, the production dependencies from the
 # lockfile, our TypeScript run as-is (Node strips the types; no build step), as the unprivileged `node`
-# user. test/deploy/dockerfile.test.ts replays these steps and lints these rules.
+# user. test/deploy/dockerfile-replay.test.ts replays these steps; dockerfile-lint.test.ts lints these rules.
 FROM node:24-bookworm-slim
 
 WORKDIR /app

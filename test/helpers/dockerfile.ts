@@ -39,7 +39,9 @@ export function dockerfileSteps (text = readFileSync(join(ROOT, 'Dockerfile'), '
     return {
       keyword: instruction.getKeyword(),
       args: json ?? instruction.getArguments().map(a => a.getValue()),
-      flags: instruction instanceof ModifiableInstruction ? instruction.getFlags().map(f => ({ name: f.getName(), value: f.getValue() })) : [],
+      flags: instruction instanceof ModifiableInstruction
+        ? instruction.getFlags().map(f => ({ name: f.getName(), value: f.getValue() }))
+        : [],
       execForm: json !== undefined,
       line: instruction.getRange().start.line + 1
     }
