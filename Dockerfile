@@ -8,7 +8,7 @@ WORKDIR /app
 
 # npm start's environment (a test keeps them equal): one glibc malloc arena for every thread instead of
 # up to one per thread that allocates (V8's compiler and GC threads), and Node's compile cache, filled
-# below. Together about 25 MiB less resident memory per instance at the same CPU (README, Performance).
+# below. Together about 25 MiB less resident memory per instance at the same CPU (docs/performance.md).
 ENV MALLOC_ARENA_MAX=1 NODE_COMPILE_CACHE=node_modules/.cache/node-compile-cache
 
 # Dependencies first, so a change to the code reuses the installed layer. The cache mount keeps npm's
