@@ -1,7 +1,6 @@
 // Answers compressed by the caller's Accept-Encoding (br, gzip, its q-values honoured) through
 // @fastify/compress, whose onSend hook compresses the payload the serializer already wrote. Off with
 // COMPRESSION=off, for an ingress that compresses on its own.
-import compress from '@fastify/compress'
 import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { constants } from 'node:zlib'
@@ -34,6 +33,8 @@ function varyOnEncoding (request: FastifyRequest, reply: FastifyReply, payload: 
 
 export default fp<{ config: Config }>(async function compression (fastify, { config }) {
   if (config.COMPRESSION === 'off') return
+  // Imported only when on: with its userland streams it costs every instance resident memory.
+  const { default: compress } = await import('@fastify/compress')
   await fastify.register(compress, {
     encodings: ['br', 'gzip'],
     threshold: COMPRESSION_THRESHOLD_BYTES,
