@@ -7,6 +7,7 @@ import { clientErrorHandler } from './client-errors.ts'
 import type { Config } from './config.ts'
 import { AccessLogController, loggerOptions } from './logger.ts'
 import auth from './plugins/app/auth.ts'
+import compression from './plugins/external/compress.ts'
 import docs from './plugins/external/docs.ts'
 import drain from './plugins/app/drain.ts'
 import errors from './plugins/app/errors.ts'
@@ -68,6 +69,8 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
   await fastify.register(errors)
   // Headers first, so that shed and rate-limited answers carry them too; both before any route.
   await fastify.register(security, { config })
+  // Before every route: it hooks each route as it is added, and its onSend sees the serialized payload.
+  await fastify.register(compression, { config })
   await fastify.register(loadShedding, { config })
   // The shared Redis (REDIS_URL) before the limits that count in it.
   await fastify.register(redis, { config })

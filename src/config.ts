@@ -46,6 +46,7 @@ export const ConfigSchema = Type.Object({
   TRUST_PROXY: Type.Optional(Type.String({ description: 'Balancers whose X-Forwarded-For is believed: `true` (every peer) or a comma list of addresses, CIDRs or loopback/linklocal/uniquelocal; unset, the peer address is the client.' })),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'Redis shared by every instance for the rate-limit counters (redis:// or rediss://); unset, each instance counts in memory.' })),
   CORS_ORIGINS: Type.Optional(Type.String({ pattern: '^https?://[^/\\s,]+(\\s*,\\s*https?://[^/\\s,]+)*$', description: 'Comma list of exact browser origins (scheme://host[:port]) allowed by CORS; unset, CORS is off.' })),
+  COMPRESSION: Type.Enum(['on', 'off'], { default: 'on', description: '`on`: answers of 1 KiB or more are compressed (br, gzip) by the caller\'s Accept-Encoding; `off`: sent as they are, for an ingress that compresses.' }),
   SERVER_HEADERS_TIMEOUT_MS: Millis(10_000, 'Time a client has to send the request headers.'),
   SERVER_REQUEST_TIMEOUT_MS: Millis(15_000, 'Time a client has to send the whole request, body included (not the time to answer it).'),
   SERVER_CONNECTION_TIMEOUT_MS: Millis(20_000, 'Socket inactivity allowed, handling time included; raised to exceed PROFILE_TIMEOUT_MS and UPSTREAM_TIMEOUT_MS when shorter.'),

@@ -12,6 +12,8 @@ export const UnauthorizedError = createError<'UNAUTHORIZED', 401, [detail: strin
   'UNAUTHORIZED', '%s', 401)
 export const NotFoundError = createError<'NOT_FOUND', 404, [method: string, url: string]>(
   'NOT_FOUND', 'Route %s %s not found', 404)
+export const MethodNotAllowedError = createError<'METHOD_NOT_ALLOWED', 405, [method: string, url: string]>(
+  'METHOD_NOT_ALLOWED', 'Method %s is not allowed on %s; the Allow header lists those that are', 405)
 export const ClientNotFoundError = createError<'CLIENT_NOT_FOUND', 404, []>(
   'CLIENT_NOT_FOUND', 'The client is not known to the passport service', 404)
 export const PayloadTooLargeError = createError<'PAYLOAD_TOO_LARGE', 413, []>(
@@ -41,6 +43,6 @@ export const UpstreamUnavailableError = createError<'UPSTREAM_UNAVAILABLE', 503,
 export const errorCodes = [
   'BAD_REQUEST', 'UNAUTHORIZED', 'NOT_FOUND', 'CLIENT_NOT_FOUND', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE',
   'RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE', 'UPSTREAM_TIMEOUT', 'UPSTREAM_BAD_RESPONSE', 'UPSTREAM_UNAVAILABLE',
-  'REQUEST_TIMEOUT', 'HEADERS_TOO_LARGE'
+  'REQUEST_TIMEOUT', 'HEADERS_TOO_LARGE', 'METHOD_NOT_ALLOWED'
 ] as const
 export type ErrorCode = typeof errorCodes[number]

@@ -63,6 +63,7 @@ t.test('defaults fill what is left out, numbers are numbers', async t => {
     REDIS_KEY_PREFIX: 'dealer-bff:rl:',
     REDIS_TIMEOUT_MS: 100,
     REDIS_CONNECT_TIMEOUT_MS: 1000,
+    COMPRESSION: 'on',
     LOG_LEVEL: 'info'
   }, 'unrelated variables such as PATH are not part of the config')
   t.notOk('CONSOLE_API_KEY' in config, 'the console stays closed unless its key is set')
@@ -235,4 +236,9 @@ t.test('the bad-variable message is what an operator reads', async t => {
   const error = configError(t, () => loadConfig({ ...required, PORT: '70000' }))
   t.equal(error.name, 'ConfigError')
   t.equal(error.message, 'Invalid configuration:\n  - PORT must be <= 65535')
+})
+
+t.test('COMPRESSION is on or off, nothing else', async t => {
+  t.equal(loadConfig({ ...required, COMPRESSION: 'off' }).COMPRESSION, 'off')
+  t.match(configError(t, () => loadConfig({ ...required, COMPRESSION: 'gzip' })).problems, [/^COMPRESSION /])
 })

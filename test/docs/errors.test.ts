@@ -27,6 +27,7 @@ const answers: Record<string, string[]> = {
 /** Catalog codes no documented route answers, and why. */
 const answeredByNoRoute: Record<string, string> = {
   NOT_FOUND: 'the answer to a path that is not a route',
+  METHOD_NOT_ALLOWED: 'the answer to a route\'s path with a method no route serves there (described in the document\'s info)',
   REQUEST_TIMEOUT: 'answered before routing: the request did not arrive within the server timeouts',
   HEADERS_TOO_LARGE: 'answered before routing: the headers overflow what Node parses'
 }

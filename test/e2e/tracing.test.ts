@@ -5,16 +5,14 @@
 import t, { type Test } from 'tap'
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { signToken } from '../../sandbox/sign.ts'
 import { ivanov } from '../../sandbox/seed.ts'
 import { startOtlpReceiver } from '../../sandbox/otlp-receiver.ts'
-import { startSandboxUpstream } from '../../sandbox/upstream.ts'
 import { CONSOLE_KEY, DEALER_KEY, JWT_SECRET, PASSPORT_KEY } from '../helpers/build-app.ts'
-import { listenLocally } from '../helpers/local-server.ts'
+import { recordingUpstream } from '../helpers/recording-upstream.ts'
 import { untilListening, type LogLine } from '../helpers/server-logs.ts'
 
 const SERVER = fileURLToPath(new URL('../../src/server.ts', import.meta.url))
@@ -37,23 +35,6 @@ async function otlpReceiver (t: Test) {
   const receiver = await startOtlpReceiver()
   t.teardown(() => receiver.close())
   return receiver
-}
-
-/** The sandbox upstream behind a proxy that records the headers of every request it passes on. */
-async function recordingUpstream (t: Test) {
-  const sandbox = await startSandboxUpstream({ keys: { passport: PASSPORT_KEY, dealer: DEALER_KEY } })
-  t.teardown(() => sandbox.close())
-  const target = new URL(sandbox.url)
-  const received: Array<{ path: string, headers: IncomingHttpHeaders }> = []
-  const proxy = createServer((req, res) => {
-    received.push({ path: req.url ?? '', headers: req.headers })
-    const out = httpRequest({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, answer => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers)
-      answer.pipe(res)
-    })
-    req.pipe(out)
-  })
-  return { url: await listenLocally(t, proxy), received }
 }
 
 /** `node src/server.ts` with only these variables, from an empty directory; stops with SIGTERM. */

@@ -3,7 +3,8 @@
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import type { ErrorBody } from '../../../schemas/errors.ts'
-import { errorCodes, InternalError, NotFoundError } from '../../errors.ts'
+import { errorCodes, InternalError, MethodNotAllowedError, NotFoundError } from '../../errors.ts'
+import routeMethods from './route-methods.ts'
 
 // node:http as Node's own module, not its ESM namespace: building that namespace reads every export,
 // and http's lazy WebSocket getters load Node's bundled undici and web streams (about 13 MiB of RSS in
@@ -41,6 +42,8 @@ export function toErrorBody (error: FastifyError): ErrorBody {
 }
 
 async function errorsPlugin (fastify: import('fastify').FastifyInstance) {
+  // Registered before any route (app.ts), it learns every route's methods as they are added.
+  await fastify.register(routeMethods)
   fastify.setErrorHandler(function handle (error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
     const body = toErrorBody(error)
     // Headers the error itself carries (as Fastify's own handler honours): an open breaker's Retry-After.
@@ -51,9 +54,15 @@ async function errorsPlugin (fastify: import('fastify').FastifyInstance) {
     return reply.code(body.statusCode).type('application/json; charset=utf-8').send(body)
   })
 
+  // A known path with another method is 405 with Allow (RFC 9110 15.5.6), OPTIONS of it 204 with Allow;
+  // only an unknown path is 404.
   fastify.setNotFoundHandler(function notFound (request, reply) {
-    const error = new NotFoundError(request.method, request.url.split('?')[0] ?? '')
-    return reply.code(404).send(toErrorBody(error))
+    const path = request.url.split('?', 1)[0] ?? ''
+    const allow = fastify.allowedMethods(path)
+    if (allow === undefined) return reply.code(404).send(toErrorBody(new NotFoundError(request.method, path)))
+    reply.header('allow', allow)
+    if (request.method === 'OPTIONS') return reply.code(204).send()
+    return reply.code(405).send(toErrorBody(new MethodNotAllowedError(request.method, path)))
   })
 }
 

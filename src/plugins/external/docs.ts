@@ -18,7 +18,11 @@ export const openapiInfo = {
   description: [
     pkg.description,
     'Every error answer has the same body (`ErrorBody`) with a stable upper-snake `code`. Every answer ' +
-      'carries an `x-request-id` header: the caller\'s own when it is well formed, a fresh one otherwise.'
+      'carries an `x-request-id` header: the caller\'s own when it is well formed, a fresh one otherwise.',
+    'A known path with a method it does not serve answers 405 `METHOD_NOT_ALLOWED` with an `Allow` header ' +
+      'listing the methods it does; `OPTIONS` of a known path answers 204 with `Allow`; an unknown path is 404 ' +
+      '`NOT_FOUND`. Answers of 1 KiB or more are compressed (`br`, `gzip`) by the caller\'s `Accept-Encoding`, ' +
+      'with `Vary: Accept-Encoding`.'
   ].join('\n\n')
 }
 
