@@ -14,7 +14,7 @@ const ERROR_BUDGET = 1 - AVAILABILITY_OBJECTIVE
 const BUDGET_DAYS = 30
 
 /** The upstream deadline (UPSTREAM_TIMEOUT_MS's default), in seconds; a p99 past NEAR_DEADLINE of it alerts. */
-export const UPSTREAM_DEADLINE_S = (ConfigSchema.properties.UPSTREAM_TIMEOUT_MS as { default: number }).default / 1000
+export const UPSTREAM_DEADLINE_S = (ConfigSchema.properties.UPSTREAM_TIMEOUT_MS as { default?: number }).default! / 1000
 const NEAR_DEADLINE = 0.8
 
 const PROFILE = 'route="/api/users/profile"'
@@ -123,7 +123,7 @@ const upstreamAlerts: AlertRule[] = [
     expr: `${UPSTREAM_P99_RECORD} > ${NEAR_DEADLINE * UPSTREAM_DEADLINE_S}`,
     for: '10m',
     summary: 'Upstream {{ $labels.operation }} p99 latency near its deadline',
-    description: `The 99th percentile of {{ $labels.operation }} calls from {{ $labels.job }} is {{ $value | humanizeDuration }} ` +
+    description: 'The 99th percentile of {{ $labels.operation }} calls from {{ $labels.job }} is {{ $value | humanizeDuration }} ' +
       `over 5 minutes, past ${NEAR_DEADLINE * 100}% of the ${UPSTREAM_DEADLINE_S} s deadline (UPSTREAM_TIMEOUT_MS default). ` +
       'Calls past the deadline fail with 504 UPSTREAM_TIMEOUT.'
   }),
