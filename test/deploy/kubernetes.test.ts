@@ -4,9 +4,13 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
+import { Type } from 'typebox'
+import { Compile } from 'typebox/compile'
 import { parseAllDocuments } from 'yaml'
 import bench from '../../bench/report.json' with { type: 'json' }
+import { ruleGroups } from '../../scripts/alert-rules.ts'
 import { ConfigSchema, loadConfig } from '../../src/config.ts'
+import { METRICS_PATH } from '../../src/plugins/app/metrics.ts'
 import { buildTestApp, DEALER_KEY, JWT_SECRET, PASSPORT_KEY } from '../helpers/build-app.ts'
 import { ROOT } from '../helpers/dockerfile.ts'
 import { startCommand } from '../../scripts/start-command.ts'
@@ -27,6 +31,9 @@ const kustomization = documents.find(d => d.manifest.kind === 'Kustomization')!.
   images?: Array<{ name: string }>
 }
 const resources = documents.filter(d => d.manifest.kind !== 'Kustomization')
+/** The Prometheus Operator's kinds: CRDs, which kubernetes-models does not know. */
+const OPERATOR_API = 'monitoring.coreos.com/v1'
+const builtIn = resources.filter(d => d.manifest.apiVersion !== OPERATOR_API)
 const one = <T>(kind: string) => {
   const found = resources.filter(d => d.manifest.kind === kind)
   if (found.length !== 1) throw new Error(`expected one ${kind}, found ${found.length}`)
@@ -67,6 +74,7 @@ interface Deployment {
   }
 }
 const deployment = one<Deployment>('Deployment')
+const podAnnotations = (deployment.spec.template.metadata as { annotations?: Record<string, string> }).annotations ?? {}
 const pod = deployment.spec.template.spec
 const container = pod.containers[0]!
 const configMap = one<{ metadata: { name: string }, data: Record<string, string> }>('ConfigMap')
@@ -87,7 +95,8 @@ t.test('kustomization.yaml lists every manifest of the folder', async t => {
 
 t.test('every manifest is valid against the Kubernetes API schema of its kind', async t => {
   const kinds = resources.map(d => `${d.manifest.apiVersion} ${d.manifest.kind}`).sort()
-  t.strictSame(kinds, ['apps/v1 Deployment', 'autoscaling/v2 HorizontalPodAutoscaler', 'policy/v1 PodDisruptionBudget', 'v1 ConfigMap', 'v1 Service'])
+  t.strictSame(kinds, ['apps/v1 Deployment', 'autoscaling/v2 HorizontalPodAutoscaler', `${OPERATOR_API} PrometheusRule`,
+    `${OPERATOR_API} ServiceMonitor`, 'policy/v1 PodDisruptionBudget', 'v1 ConfigMap', 'v1 Service'])
   // kubernetes-models is laid out by apiVersion: kubernetes-models/apps/v1, kubernetes-models/v1...
   const model = async (manifest: Manifest) => {
     const module = await import(`kubernetes-models/${manifest.apiVersion}`) as Record<string, new (data: unknown) => { validate (): void }>
@@ -95,7 +104,7 @@ t.test('every manifest is valid against the Kubernetes API schema of its kind', 
     if (Model === undefined) throw new Error(`no model for ${manifest.apiVersion} ${manifest.kind}`)
     return new Model(manifest)
   }
-  for (const { file, manifest } of resources) {
+  for (const { file, manifest } of builtIn) {
     const instance = await model(manifest)
     t.doesNotThrow(() => instance.validate(), `${file}: ${manifest.kind} ${manifest.metadata.name}`)
   }
@@ -194,4 +203,95 @@ t.test('resources follow the benchmark and the V8 heap caps', async t => {
   t.ok(request <= limit)
   const cpuRequest = cores(container.resources.requests.cpu!)
   t.ok(cpuRequest > 0 && cpuRequest <= cores(container.resources.limits.cpu!), 'CPU requested, within its limit')
+})
+
+// The fields of the Operator's CRDs (monitoring.coreos.com/v1) these manifests use, as the CRDs define them;
+// anything else is refused, so a misspelt field fails here rather than being dropped by the API server.
+const Labels = Type.Record(Type.String(), Type.String())
+const Metadata = Type.Object({ name: Type.String({ minLength: 1 }), labels: Labels }, { additionalProperties: false })
+const Duration = Type.String({ pattern: '^(\\d+(ms|s|m|h|d))+$' })
+const ServiceMonitorSchema = Type.Object({
+  apiVersion: Type.Literal(OPERATOR_API),
+  kind: Type.Literal('ServiceMonitor'),
+  metadata: Metadata,
+  spec: Type.Object({
+    selector: Type.Object({ matchLabels: Labels }, { additionalProperties: false }),
+    endpoints: Type.Array(Type.Object({
+      port: Type.String({ minLength: 1 }),
+      path: Type.String({ pattern: '^/' }),
+      interval: Duration,
+      scrapeTimeout: Type.Optional(Duration),
+      authorization: Type.Object({
+        type: Type.Literal('Bearer'),
+        credentials: Type.Object({ name: Type.String({ minLength: 1 }), key: Type.String({ minLength: 1 }) }, { additionalProperties: false })
+      }, { additionalProperties: false })
+    }, { additionalProperties: false }), { minItems: 1 })
+  }, { additionalProperties: false })
+}, { additionalProperties: false })
+const PrometheusRuleSchema = Type.Object({
+  apiVersion: Type.Literal(OPERATOR_API),
+  kind: Type.Literal('PrometheusRule'),
+  metadata: Metadata,
+  spec: Type.Object({
+    groups: Type.Array(Type.Object({
+      name: Type.String({ minLength: 1 }),
+      rules: Type.Array(Type.Union([
+        Type.Object({ record: Type.String(), expr: Type.String({ minLength: 1 }) }, { additionalProperties: false }),
+        Type.Object({
+          alert: Type.String(),
+          expr: Type.String({ minLength: 1 }),
+          for: Type.Optional(Duration),
+          labels: Type.Optional(Labels),
+          annotations: Type.Optional(Labels)
+        }, { additionalProperties: false })
+      ]), { minItems: 1 })
+    }, { additionalProperties: false }), { minItems: 1 })
+  }, { additionalProperties: false })
+}, { additionalProperties: false })
+
+interface ServiceMonitor {
+  metadata: { labels: Record<string, string> }
+  spec: { selector: { matchLabels: Record<string, string> }, endpoints: Array<{ port: string, path: string, interval: string, scrapeTimeout?: string, authorization: { credentials: { name: string, key: string } } }> }
+}
+const serviceMonitor = one<ServiceMonitor>('ServiceMonitor')
+
+t.test('the Operator\'s resources have the shape of their CRDs', async t => {
+  const checks = { ServiceMonitor: Compile(ServiceMonitorSchema), PrometheusRule: Compile(PrometheusRuleSchema) }
+  for (const [kind, check] of Object.entries(checks)) {
+    const manifest = one<unknown>(kind)
+    t.ok(check.Check(manifest), `${kind}: ${[...check.Errors(manifest)].map(e => `${e.instancePath} ${e.message}`).join('; ')}`)
+  }
+  // The check bites: a misspelt field and a wrong type are refused.
+  const misspelt = structuredClone(serviceMonitor) as unknown as { spec: { endpoints: Array<Record<string, unknown>> } }
+  misspelt.spec.endpoints[0]!.bearerTokenSecrett = {}
+  t.notOk(checks.ServiceMonitor.Check(misspelt))
+  const wrong = structuredClone(one<{ spec: { groups: Array<{ rules: Array<Record<string, unknown>> }> } }>('PrometheusRule'))
+  wrong.spec.groups[0]!.rules[0]!.expr = 42
+  t.notOk(checks.PrometheusRule.Check(wrong))
+})
+
+t.test('the PrometheusRule holds every rule group of the alerts', async t => {
+  const rule = one<{ spec: { groups: Array<{ name: string }> } }>('PrometheusRule')
+  t.strictSame(rule.spec.groups.map(g => g.name), ruleGroups.map(g => g.name))
+})
+
+t.test('the ServiceMonitor scrapes the Service\'s pods with the metrics key of the pods\' Secret', async t => {
+  const service = one<{ metadata: { labels: Record<string, string> }, spec: { ports: Array<{ name: string }> } }>('Service')
+  t.match(service.metadata.labels, serviceMonitor.spec.selector.matchLabels, 'it selects the Service')
+  const [endpoint] = serviceMonitor.spec.endpoints
+  t.ok(service.spec.ports.some(port => port.name === endpoint!.port), `port ${endpoint!.port} is a named port of the Service`)
+  t.equal(endpoint!.path, METRICS_PATH)
+  const metricsKey = container.env.find(e => e.name === 'METRICS_API_KEY')?.valueFrom?.secretKeyRef
+  t.strictSame(endpoint!.authorization.credentials, { name: metricsKey?.name, key: metricsKey?.key }, 'the key the pods read')
+
+  // What the scrape gets from the service with the key (test/plugins/metrics.test.ts: 401 without).
+  const key = 'metrics-key-for-the-manifest-test'
+  const { app } = await buildTestApp(t, { METRICS_API_KEY: key })
+  t.equal((await app.inject({ url: endpoint!.path, headers: { authorization: `Bearer ${key}` } })).statusCode, 200)
+})
+
+t.test('the pods\' scrape annotations name the metrics port and path', async t => {
+  t.equal(podAnnotations['prometheus.io/scrape'], 'true')
+  t.strictSame(container.ports.map(p => String(p.containerPort)), [podAnnotations['prometheus.io/port']], 'the container port')
+  t.equal(podAnnotations['prometheus.io/path'], METRICS_PATH)
 })

@@ -17,7 +17,7 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 /** The nginx site docs/operations.md shows; the test runs it with its own addresses and port. */
 export const NGINX_EXAMPLE = join(ROOT, 'deploy/nginx/dealer-bff.conf')
 
-const PACKAGES: Record<string, string> = { 'redis-server': 'redis-server', nginx: 'nginx' }
+const PACKAGES: Record<string, string> = { 'redis-server': 'redis-server', nginx: 'nginx', prometheus: 'prometheus', promtool: 'prometheus' }
 // nginx lives in sbin, often not on an unprivileged user's PATH.
 const SEARCH_PATH = [...(process.env.PATH ?? '').split(delimiter), '/usr/local/sbin', '/usr/sbin', '/sbin']
 

@@ -84,3 +84,17 @@ t.test('config: defaults and bad values named', async t => {
     t.equal(error.problems.length, 4)
   }
 })
+
+t.test('under pressure, the metrics scrape still answers and counts each shed request by its bound', async t => {
+  const key = 'metrics-key-for-tests-0123456789'
+  // Only the RSS bound on: a slow machine's start-up could otherwise trip the event-loop bound first.
+  const { app } = await buildTestApp(t, { ...PRESSURE, UNDER_PRESSURE_MAX_EVENT_LOOP_DELAY_MS: '0', METRICS_API_KEY: key })
+  t.ok(await underPressure(app))
+  t.equal((await app.inject({ url: '/api/users/profile', headers: bearer(hs256()) })).statusCode, 503)
+  t.equal((await app.inject({ url: '/no/such/route' })).statusCode, 503)
+  const scrape = await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${key}` } })
+  t.equal(scrape.statusCode, 200, 'not shed')
+  t.match(scrape.body, /^bff_load_shed_requests_total\{pressure="rss"\} 2$/m)
+  t.match(scrape.body, /^bff_load_shed_requests_total\{pressure="event_loop_delay"\} 0$/m, 'known bounds start at zero')
+  t.match(scrape.body, /^bff_http_requests_total\{route="\/api\/users\/profile",method="GET",status_code="503"\} 1$/m)
+})

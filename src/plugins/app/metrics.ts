@@ -89,6 +89,8 @@ export interface Metrics {
   observer: MetricsObserver
   /** The onResponse hook's work: one sample per answered front request. */
   recordResponse (request: FastifyRequest, reply: FastifyReply): void
+  /** One request refused by load shedding, by under-pressure's name of the bound it found exceeded. */
+  shed (pressure: string): void
 }
 
 declare module 'fastify' {
@@ -99,6 +101,8 @@ declare module 'fastify' {
 }
 
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
+/** under-pressure's names of the bounds we configure, as label values. */
+const SHED_PRESSURES: Record<string, string> = { eventLoopDelay: 'event_loop_delay', heapUsedBytes: 'heap_used', rssBytes: 'rss' }
 const DEGRADED_SECTIONS = new Set(['discount', 'contractor'])
 
 /**
@@ -171,6 +175,13 @@ export function createMetrics ({ collectDefaultMetrics, Counter, Gauge, Histogra
     registers
   })
 
+  const shedRequests = new Counter({
+    name: 'bff_load_shed_requests_total',
+    help: 'Requests refused with 503 by load shedding, by the bound found exceeded (event_loop_delay, heap_used, rss).',
+    labelNames: ['pressure'] as const,
+    registers
+  })
+
   const passThroughDrift = new Counter({
     name: 'bff_upstream_passthrough_new_paths_total',
     help: 'Key paths seen for the first time since start in the parts of upstream answers passed on undescribed ' +
@@ -189,6 +200,7 @@ export function createMetrics ({ collectDefaultMetrics, Counter, Gauge, Histogra
     breakerState.labels(operation).set(BREAKER_STATE_VALUES.closed)
   }
   for (const section of DEGRADED_SECTIONS) degradedSections.labels(section).inc(0)
+  for (const pressure of Object.values(SHED_PRESSURES)) shedRequests.labels(pressure).inc(0)
 
   const seenPaths = new Set<string>()
   function pathLabel (operation: string, path: string): string {
@@ -261,7 +273,11 @@ export function createMetrics ({ collectDefaultMetrics, Counter, Gauge, Histogra
     }
   }
 
-  return { registry, observer, recordResponse }
+  function shed (pressure: string): void {
+    shedRequests.inc({ pressure: SHED_PRESSURES[pressure] ?? 'other' })
+  }
+
+  return { registry, observer, recordResponse, shed }
 }
 
 /** Redis's gauges for /metrics, read when scraped. */
@@ -304,6 +320,8 @@ export default fp<{ config: Pick<Config, 'METRICS_API_KEY'> }>(async function me
   fastify.get(METRICS_PATH, {
     // An operator endpoint: not part of the API the mobile app reads about.
     schema: { hide: true },
+    // Answered under load shedding too: an overloaded instance is when its operator most needs to see it.
+    config: { shed: false },
     logLevel: 'warn'
   }, async function scrape (request, reply) {
     const header = request.headers.authorization

@@ -1,7 +1,8 @@
 // Load shedding: while the event loop lags (or memory is past its configured bound) a request is refused
 // at once with 503 SERVICE_UNAVAILABLE and a Retry-After, instead of queueing behind the work the process
 // cannot finish. Health routes are never shed: an orchestrator that saw liveness fail would restart a
-// process that is only busy, and readiness reports shutdown, not load.
+// process that is only busy, and readiness reports shutdown, not load. Nor is a route configured
+// `shed: false` (the metrics scrape). Each shed request is counted in the metrics.
 import fp from 'fastify-plugin'
 import underPressure from '@fastify/under-pressure'
 import type { FastifyReply, FastifyRequest } from 'fastify'
@@ -19,6 +20,13 @@ export function shedHeaders () {
   }
 }
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** false: the route is answered under pressure too (the metrics scrape). */
+    shed?: boolean
+  }
+}
+
 const MIB = 1024 * 1024
 const HEALTH_PREFIX = '/health/'
 
@@ -33,7 +41,9 @@ export default fp<{ config: Config }>(async function loadShedding (fastify, { co
     // Called only while under pressure. Returning nothing lets the request through; a rejection goes to
     // the error handler, which answers our error body.
     pressureHandler (request: FastifyRequest, reply: FastifyReply, type: string, value: number | undefined) {
-      if (request.routeOptions.url?.startsWith(HEALTH_PREFIX) === true) return
+      if (request.routeOptions.url?.startsWith(HEALTH_PREFIX) === true || request.routeOptions.config.shed === false) return
+      // Registered before the metrics plugin, so read at request time; null when metrics are off.
+      request.server.metrics?.shed(type)
       request.log.warn({ pressure: type, value }, 'request shed')
       reply.header('retry-after', String(SHED_RETRY_AFTER_S))
       return Promise.reject(new ServiceUnavailableError(OVERLOADED))

@@ -1,0 +1,99 @@
+// The alert and recording rules: the committed files are what scripts/alert-rules.ts generates, Prometheus's
+// own promtool accepts them and passes their unit tests (deploy/prometheus/alerts.test.yaml), and those tests
+// make every alert fire and show it quiet. promtool comes with Debian's prometheus package.
+import { execFile } from 'node:child_process'
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import t from 'tap'
+import { parse } from 'yaml'
+import { ruleGroups, type AlertRule } from '../../scripts/alert-rules.ts'
+import { ALERTS_FILE, alertsYaml, PROMETHEUS_RULE_FILE, prometheusRuleYaml } from '../../scripts/alerts.ts'
+import { requireBinaries } from '../helpers/real-servers.ts'
+
+const ALERT_TESTS = new URL('../../deploy/prometheus/alerts.test.yaml', import.meta.url)
+const alerts = ruleGroups.flatMap(group => group.rules).filter((rule): rule is AlertRule => 'alert' in rule)
+
+interface Run { code: number, output: string }
+async function run (binary: string, args: string[]): Promise<Run> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(binary, args)
+    return { code: 0, output: stdout + stderr }
+  } catch (error) {
+    const { code, stdout = '', stderr = '' } = error as { code?: number, stdout?: string, stderr?: string }
+    return { code: code ?? -1, output: stdout + stderr }
+  }
+}
+
+t.test('the committed rules are what `npm run alerts` writes', async t => {
+  t.equal(readFileSync(ALERTS_FILE, 'utf8'), alertsYaml(), 'deploy/prometheus/alerts.yaml: run `npm run alerts`')
+  t.equal(readFileSync(PROMETHEUS_RULE_FILE, 'utf8'), prometheusRuleYaml(), 'deploy/kubernetes/prometheus-rule.yaml: run `npm run alerts`')
+  const plain = parse(readFileSync(ALERTS_FILE, 'utf8'))
+  const operator = parse(readFileSync(PROMETHEUS_RULE_FILE, 'utf8'))
+  t.strictSame(operator.spec.groups, plain.groups, 'the PrometheusRule holds the very same groups')
+})
+
+t.test('every alert says what, how bad, with its numbers, and where to read on', async t => {
+  const names = new Set(alerts.map(rule => rule.alert))
+  t.ok(names.size >= 7, `${names.size} alerts`)
+  for (const rule of alerts) {
+    t.ok(['critical', 'warning'].includes(rule.labels.severity), `${rule.alert}: severity ${rule.labels.severity}`)
+    t.ok(rule.annotations.summary.length > 0, `${rule.alert}: a summary`)
+    t.match(rule.annotations.description, /\{\{ \$value\b/, `${rule.alert}: the description gives the value`)
+    t.match(rule.annotations.runbook_url, new RegExp(`/docs/runbook\\.md#${rule.alert.toLowerCase()}$`), `${rule.alert}: a runbook entry`)
+  }
+  // Budget burn: a fast page, a slower page and a ticket, each of two windows.
+  const burns = alerts.filter(rule => rule.alert === 'BffProfileErrorBudgetBurn')
+  t.strictSame(burns.map(rule => [rule.labels.severity, rule.labels.long_window, rule.labels.short_window]),
+    [['critical', '1h', '5m'], ['critical', '6h', '30m'], ['warning', '1d', '2h']])
+})
+
+interface AlertTest { eval_time: string, alertname: string, exp_alerts: unknown[] }
+t.test('the unit tests make every alert fire, and show each one quiet', async t => {
+  const tests = (parse(readFileSync(ALERT_TESTS, 'utf8')) as { tests: Array<{ alert_rule_test?: AlertTest[] }> }).tests
+  const cases = tests.flatMap(test => test.alert_rule_test ?? [])
+  for (const name of new Set(alerts.map(rule => rule.alert))) {
+    t.ok(cases.some(c => c.alertname === name && c.exp_alerts.length > 0), `${name} fires`)
+    t.ok(cases.some(c => c.alertname === name && c.exp_alerts.length === 0), `${name} stays quiet`)
+  }
+  // Every severity of the burn alert is seen firing.
+  const fired = cases.filter(c => c.alertname === 'BffProfileErrorBudgetBurn').flatMap(c => c.exp_alerts) as Array<{ exp_labels: { long_window: string } }>
+  t.strictSame([...new Set(fired.map(a => a.exp_labels.long_window))].sort(), ['1d', '1h'], 'the fast page and the ticket')
+})
+
+t.test('promtool', async t => {
+  const binaries = requireBinaries(t, ['promtool'])
+  if (binaries === undefined) return
+  const { promtool } = binaries
+
+  t.test('check rules: valid, every rule counted', async t => {
+    const { code, output } = await run(promtool, ['check', 'rules', ALERTS_FILE.pathname])
+    t.equal(code, 0, output)
+    const count = ruleGroups.reduce((sum, group) => sum + group.rules.length, 0)
+    t.match(output, new RegExp(`SUCCESS: ${count} rules found`))
+  })
+
+  t.test('test rules: every unit test passes', async t => {
+    const { code, output } = await run(promtool, ['test', 'rules', ALERT_TESTS.pathname])
+    t.equal(code, 0, output)
+    t.match(output, /SUCCESS/)
+  })
+
+  t.test('the checks bite: a broken expression, and an alert that no longer fires', async t => {
+    const dir = mkdtempSync(join(tmpdir(), 'bff-rules-'))
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+    const rules = readFileSync(ALERTS_FILE, 'utf8')
+    writeFileSync(join(dir, 'alerts.yaml'), rules.replace('max by (job, operation) (bff_upstream_breaker_state) > 0', 'max by (job, operation) (bff_upstream_breaker_state > 0'))
+    const broken = await run(promtool, ['check', 'rules', join(dir, 'alerts.yaml')])
+    t.not(broken.code, 0)
+    t.match(broken.output, /parse error/)
+
+    // The breaker alert made to wait longer than its test allows: the test sees it not firing.
+    writeFileSync(join(dir, 'alerts.yaml'), rules.replace(/(bff_upstream_breaker_state\) > 0\n {8}for:) 5m/, '$1 30m'))
+    copyFileSync(ALERT_TESTS, join(dir, 'alerts.test.yaml'))
+    const late = await run(promtool, ['test', 'rules', join(dir, 'alerts.test.yaml')])
+    t.not(late.code, 0)
+    t.match(late.output, /alertname: BffUpstreamBreakerOpen/)
+  })
+})
