@@ -168,6 +168,8 @@ export class RemoteKeySet extends EventEmitter<KeySetEvents> {
       throw new RefreshFailure(signal.aborted ? 'the provider did not answer in time' : 'the provider could not be reached')
     }
     const { statusCode, headers, body } = answer
+    // Abandoning the body below ends it with an abort error; handled here, it is no crash.
+    body.on('error', () => {})
     if (statusCode !== 200) {
       body.destroy()
       throw new RefreshFailure(`the provider answered HTTP ${statusCode}`)
