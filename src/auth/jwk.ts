@@ -2,7 +2,7 @@
 // it admits. The key's type decides the algorithms, never the token: RSA -> RS256/PS256, EC P-256 ->
 // ES256, OKP Ed25519 -> EdDSA. Keys for encryption, symmetric keys and private keys are never used.
 import { KeyObject } from 'node:crypto'
-import { calculateJwkThumbprint, importJWK, type JWK } from 'jose'
+import type { JWK } from 'jose'
 
 export type KeyAlgorithm = 'RS256' | 'PS256' | 'ES256' | 'EdDSA'
 
@@ -54,6 +54,8 @@ export async function publicKeyOfSet (member: unknown): Promise<PublicKeyOfSet> 
   if (typeof jwk.kid !== 'string' || jwk.kid.length === 0) throw new MalformedKey('a signing key has no kid')
   // A private member is the provider's mistake: its secret part is never read, and the key is not used.
   if (jwk.d !== undefined) throw new MalformedKey('a signing key carries private material')
+  // Imported only with a key set: a service on a fixed secret or key never loads jose.
+  const { calculateJwkThumbprint, importJWK } = await import('jose')
   let key: KeyObject
   try {
     const imported = await importJWK(jwk as JWK, jwk.kty === 'OKP' ? 'Ed25519' : algorithms[0])
