@@ -2,12 +2,16 @@
 // Everything secret is generated for this run (upstream keys, JWT secret, console key), so it works on a
 // fresh clone with no .env and nothing it prints opens anything real. Only PORT, HOST and LOG_LEVEL are
 // read from the environment: an operator's upstream settings can never leak into the sandbox run.
+// `npm run dev -- --jwks` verifies as with AUTH_JWKS_URL instead: the sandbox also serves a key set (an
+// RSA and an EC key) and the printed tokens are signed with those keys under their kid.
 import { randomBytes } from 'node:crypto'
+import { parseArgs } from 'node:util'
 import type { AddressInfo } from 'node:net'
 import closeWithGrace from 'close-with-grace'
 import { prettyFactory } from 'pino-pretty'
 import { buildApp, type App } from '../src/app.ts'
-import { signToken } from './sign.ts'
+import { signToken, type PrivateJwk } from './sign.ts'
+import { startSandboxKeySet, type SandboxKeySet } from './jwks.ts'
 import { ConfigError, loadConfig } from '../src/config.ts'
 import { loggerOptions } from '../src/logger.ts'
 import { DOCS_PREFIX } from '../src/plugins/external/docs.ts'
@@ -20,7 +24,10 @@ export const PROFILE_PATH = '/api/users/profile'
 export const CONSOLE_PATH = '/request-console'
 
 export interface DevOptions {
-  /** Read for PORT (default 3000), HOST (default 127.0.0.1), LOG_LEVEL and the token claims AUTH_JWT_ISSUER, AUTH_JWT_AUDIENCE and AUTH_JWT_MAX_AGE_S only. */
+  /**
+   * Read for PORT (default 3000), HOST (default 127.0.0.1), LOG_LEVEL, the token claims AUTH_JWT_ISSUER,
+   * AUTH_JWT_AUDIENCE and AUTH_JWT_MAX_AGE_S, and with `jwks` AUTH_JWKS_REFRESH_S, only.
+   */
   env?: Record<string, string | undefined>
   /** Overrides env PORT; 0 picks a free port. */
   port?: number
@@ -28,6 +35,8 @@ export interface DevOptions {
   logLevel?: string
   /** Where the human-readable log lines go (default stdout). */
   log?: { write (text: string): unknown }
+  /** Verify with a key set the sandbox serves (AUTH_JWKS_URL) instead of a generated HS256 secret. */
+  jwks?: boolean
 }
 
 export interface DevClient {
@@ -38,11 +47,15 @@ export interface DevClient {
   login: string
   vendor: string
   token: string
+  /** The key the token is signed with: `HS256`, or the algorithm and kid of a key of the sandbox's set. */
+  signedWith: string
 }
 
 export interface DevRun {
   app: App
   sandbox: SandboxUpstream
+  /** The sandbox's identity provider, with `jwks`. */
+  keySet: SandboxKeySet | null
   /** The service's base URL, e.g. http://127.0.0.1:3000 */
   url: string
   docsUrl: string
@@ -84,7 +97,8 @@ function baseUrl (address: AddressInfo): string {
 function bannerText (run: Omit<DevRun, 'app' | 'banner' | 'close'>): string {
   const width = Math.max(...run.clients.map(c => c.label.length))
   const clients = run.clients.flatMap(c => [
-    `  ${c.label.padEnd(width)}  login ${c.login}, vendor ${c.vendor}, uid_client ${c.uid_client}`,
+    `  ${c.label.padEnd(width)}  login ${c.login}, vendor ${c.vendor}, uid_client ${c.uid_client}` +
+      (run.keySet === null ? '' : `, signed ${c.signedWith}`),
     `  ${' '.repeat(width)}  ${c.about}`,
     `  ${' '.repeat(width)}  ${c.token}`
   ])
@@ -95,6 +109,7 @@ function bannerText (run: Omit<DevRun, 'app' | 'banner' | 'close'>): string {
     `  Swagger UI  ${run.docsUrl}  (Authorize: a token below as bearerAuth, the console key as consoleKey)`,
     `  Service     ${run.url}`,
     `  Sandbox     ${run.sandbox.url}  (stand-in passport and dealer upstreams)`,
+    ...(run.keySet === null ? [] : [`  Key set     ${run.keySet.url}  (AUTH_JWKS_URL: an RSA and an EC key)`]),
     '',
     `Dev tokens (Authorization: Bearer <token>, valid ${DEV_TOKEN_TTL_SECONDS / 3600}h):`,
     ...clients,
@@ -112,9 +127,13 @@ function bannerText (run: Omit<DevRun, 'app' | 'banner' | 'close'>): string {
 }
 
 /** Starts the sandbox and the service wired to it; the caller prints `banner` and closes the run. */
-export async function startDev ({ env = {}, port, logLevel, log = process.stdout }: DevOptions = {}): Promise<DevRun> {
+export async function startDev ({ env = {}, port, logLevel, log = process.stdout, jwks = false }: DevOptions = {}): Promise<DevRun> {
   const keys = { passport: secret(24), dealer: secret(24) }
   const jwtSecret = secret(32)
+  // Checked now like the upstream URL; the sandbox's real key set URL replaces it once it listens.
+  const verification = jwks
+    ? { AUTH_JWKS_URL: 'http://127.0.0.1/certs', AUTH_JWKS_REFRESH_S: env.AUTH_JWKS_REFRESH_S }
+    : { AUTH_JWT_SECRET: jwtSecret }
   const consoleKey = secret(24)
   // Validated like any configuration, so a bad PORT or LOG_LEVEL is named before anything starts.
   const config = loadConfig({
@@ -129,19 +148,24 @@ export async function startDev ({ env = {}, port, logLevel, log = process.stdout
     UPSTREAM_URL: 'http://127.0.0.1',
     PASSPORT_API_KEY: keys.passport,
     DEALER_API_KEY: keys.dealer,
-    AUTH_JWT_SECRET: jwtSecret,
+    ...verification,
     CONSOLE_API_KEY: consoleKey
   })
 
   const sandbox = await startSandboxUpstream({ keys })
+  let keySet: SandboxKeySet | null = null
   let app: App
   try {
+    if (jwks) keySet = await startSandboxKeySet()
     const colorize = (log as { isTTY?: boolean }).isTTY === true
-    app = await buildApp({ ...config, UPSTREAM_URL: sandbox.url }, {
+    app = await buildApp({ ...config, UPSTREAM_URL: sandbox.url, ...(keySet === null ? {} : { AUTH_JWKS_URL: keySet.url }) }, {
       logger: { ...loggerOptions(config), stream: prettyStream(log, colorize) }
     })
     await app.listen({ host: config.HOST, port: config.PORT })
+    // The printed tokens work the moment they are printed: the first set is on the loopback, so this is quick.
+    if (app.keySet !== null) await app.keySet.refresh()
   } catch (error) {
+    await keySet?.close()
     await sandbox.close()
     throw error
   }
@@ -150,15 +174,20 @@ export async function startDev ({ env = {}, port, logLevel, log = process.stdout
   const clients: DevClient[] = [
     ...seededClients.map(c => ({ label: c.label, about: describe(c), ...c.identity })),
     { label: 'UNKNOWN', about: 'unknown to the passport: the profile answers 404 CLIENT_NOT_FOUND', ...unknownClient }
-  ].map(c => ({
-    ...c,
-    // Never past the service's maximum age, or the printed tokens would die before their exp.
-    token: signToken({ sub: c.uid_client, login: c.login, vendor: c.vendor }, jwtSecret, {
-      ttlSeconds: Math.min(DEV_TOKEN_TTL_SECONDS, config.AUTH_JWT_MAX_AGE_S),
-      ...(config.AUTH_JWT_ISSUER === undefined ? {} : { issuer: config.AUTH_JWT_ISSUER }),
-      ...(config.AUTH_JWT_AUDIENCE === undefined ? {} : { audience: config.AUTH_JWT_AUDIENCE })
-    })
-  }))
+  ].map((c, i) => {
+    // With a key set, the clients take turns on its RSA and EC keys, so both are exercised.
+    const signer: string | PrivateJwk = keySet === null ? jwtSecret : i % 2 === 0 ? keySet.signing.rsa : keySet.signing.ec
+    return {
+      ...c,
+      signedWith: typeof signer === 'string' ? 'HS256' : `${signer.kty === 'RSA' ? 'RS256' : 'ES256'} (kid ${signer.kid})`,
+      // Never past the service's maximum age, or the printed tokens would die before their exp.
+      token: signToken({ sub: c.uid_client, login: c.login, vendor: c.vendor }, signer, {
+        ttlSeconds: Math.min(DEV_TOKEN_TTL_SECONDS, config.AUTH_JWT_MAX_AGE_S),
+        ...(config.AUTH_JWT_ISSUER === undefined ? {} : { issuer: config.AUTH_JWT_ISSUER }),
+        ...(config.AUTH_JWT_AUDIENCE === undefined ? {} : { audience: config.AUTH_JWT_AUDIENCE })
+      })
+    }
+  })
 
   const first = clients[0]!
   const consoleBody = JSON.stringify({ operation: 'passport.get_client', params: { vendor: first.vendor, login: first.login, uid_client: first.uid_client } })
@@ -167,7 +196,7 @@ export async function startDev ({ env = {}, port, logLevel, log = process.stdout
     console: `curl -sS -X POST -H 'content-type: application/json' -H ${shellQuote(`x-console-key: ${consoleKey}`)} ` +
       `-d ${shellQuote(consoleBody)} ${url}${CONSOLE_PATH}`
   }
-  const info = { sandbox, url, docsUrl: `${url}${DOCS_PREFIX}`, clients, consoleKey, curl }
+  const info = { sandbox, keySet, url, docsUrl: `${url}${DOCS_PREFIX}`, clients, consoleKey, curl }
   return {
     app,
     ...info,
@@ -176,6 +205,7 @@ export async function startDev ({ env = {}, port, logLevel, log = process.stdout
       try {
         await app.close()
       } finally {
+        await keySet?.close()
         await sandbox.close()
       }
     }
@@ -185,10 +215,12 @@ export async function startDev ({ env = {}, port, logLevel, log = process.stdout
 async function main (): Promise<void> {
   let run: DevRun
   try {
-    run = await startDev({ env: process.env })
+    const { values } = parseArgs({ options: { jwks: { type: 'boolean', default: false } }, strict: true })
+    run = await startDev({ env: process.env, jwks: values.jwks })
   } catch (error) {
     const code = (error as { code?: string }).code
     if (error instanceof ConfigError) process.stderr.write(`npm run dev: ${error.message}\n`)
+    else if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') process.stderr.write(`npm run dev: ${(error as Error).message}; the only option is --jwks\n`)
     else if (code === 'EADDRINUSE') process.stderr.write(`npm run dev: port ${process.env.PORT ?? 3000} is in use; choose another, e.g. PORT=3001 npm run dev\n`)
     else throw error
     process.exit(1)

@@ -1,8 +1,9 @@
-// Mints HS256 caller tokens: for the sandbox (`npm run dev`), for trying a service configured with
-// AUTH_JWT_SECRET (`npm run token`) and for tests. The service itself only verifies tokens
+// Mints caller tokens: HS256 with a secret, or RS256/PS256/ES256/EdDSA with a private JWK under its `kid`
+// (as an identity provider signs for AUTH_JWKS_URL). For the sandbox (`npm run dev`), for trying a
+// service (`npm run token`) and for tests. The service itself only verifies tokens
 // (src/plugins/app/auth.ts); the claims are checked here against the same CallerClaims schema it verifies with,
 // so a token minted here is one the service accepts.
-import { createHmac } from 'node:crypto'
+import { constants, createHmac, createPrivateKey, sign, type JsonWebKey, type KeyObject } from 'node:crypto'
 import { Type, type Static } from 'typebox'
 import { Compile } from 'typebox/compile'
 import { ConfigSchema } from '../src/config.ts'
@@ -68,11 +69,55 @@ export interface SignOptions {
 
 const base64url = (value: string) => Buffer.from(value).toString('base64url')
 
-/** An HS256 JWT with claims sub, login, vendor, iat, exp (and iss, aud when given). Throws a TypeError naming bad input, never the secret. */
-export function signToken (subject: TokenSubject, secret: string, { ttlSeconds = 3600, now = Date.now(), issuer, audience }: SignOptions = {}): string {
+/** A private JSON Web Key (RSA of 2048 bits or more, EC P-256 or OKP Ed25519) and the key id its public half is published under. */
+export type PrivateJwk = JsonWebKey & { kid: string }
+
+type JwkAlgorithm = 'RS256' | 'PS256' | 'ES256' | 'EdDSA'
+
+interface JwkSigner { alg: JwkAlgorithm, kid: string, sign (input: Buffer): Buffer }
+
+/** The algorithm of a private key: its own `alg` when it names one its type admits, else the type's default. */
+function algorithmOf (jwk: PrivateJwk, key: KeyObject): JwkAlgorithm {
+  const type = key.asymmetricKeyType
+  const details = key.asymmetricKeyDetails
+  let admitted: JwkAlgorithm[]
+  if (type === 'rsa' && (details?.modulusLength ?? 0) >= 2048) admitted = ['RS256', 'PS256']
+  else if (type === 'ec' && details?.namedCurve === 'prime256v1') admitted = ['ES256']
+  else if (type === 'ed25519') admitted = ['EdDSA']
+  else throw new TypeError('the JWK must be an RSA key of 2048 bits or more, an EC P-256 key or an Ed25519 key')
+  if (jwk.alg === undefined) return admitted[0]!
+  const alg = jwk.alg === 'Ed25519' ? 'EdDSA' : jwk.alg
+  if (!admitted.includes(alg as JwkAlgorithm)) throw new TypeError(`the JWK's alg must be one of ${admitted.join(', ')} for its key type`)
+  return alg as JwkAlgorithm
+}
+
+/** Signs with a private JWK; a TypeError says what is wrong with it, never any part of the key. */
+export function jwkSigner (jwk: PrivateJwk): JwkSigner {
+  if (typeof jwk !== 'object' || jwk === null) throw new TypeError('the JWK must be a JSON object')
+  if (typeof jwk.kid !== 'string' || jwk.kid.length === 0) throw new TypeError('the JWK needs a kid: the service finds its public key by it')
+  if (jwk.d === undefined) throw new TypeError('the JWK is a public key; signing needs the private one (with "d")')
+  let key: KeyObject
+  try {
+    key = createPrivateKey({ key: jwk, format: 'jwk' })
+  } catch {
+    throw new TypeError('the JWK is not a readable private key')
+  }
+  const alg = algorithmOf(jwk, key)
+  const options = alg === 'ES256'
+    ? { key, dsaEncoding: 'ieee-p1363' as const }
+    : alg === 'PS256' ? { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 } : key
+  return { alg, kid: jwk.kid, sign: input => sign(alg === 'EdDSA' ? null : 'sha256', input, options) }
+}
+
+/**
+ * A JWT with claims sub, login, vendor, iat, exp (and iss, aud when given): HS256 with a secret, or with a
+ * private JWK under its kid. Throws a TypeError naming bad input, never the secret or key.
+ */
+export function signToken (subject: TokenSubject, key: string | PrivateJwk, { ttlSeconds = 3600, now = Date.now(), issuer, audience }: SignOptions = {}): string {
   const problems = subjectProblems(subject)
   if (problems.length > 0) throw new TypeError(problems.map(p => `${p.claim} ${p.message}`).join('; '))
-  if (typeof secret !== 'string' || secret.length < MIN_SECRET_LENGTH) {
+  const signer = typeof key === 'string' ? undefined : jwkSigner(key)
+  if (signer === undefined && (typeof key !== 'string' || key.length < MIN_SECRET_LENGTH)) {
     throw new TypeError(`the secret must be at least ${MIN_SECRET_LENGTH} characters`)
   }
   if (!Number.isSafeInteger(ttlSeconds) || ttlSeconds < 1 || ttlSeconds > MAX_TTL_SECONDS) {
@@ -88,6 +133,8 @@ export function signToken (subject: TokenSubject, secret: string, { ttlSeconds =
     iat,
     exp: iat + ttlSeconds
   }
-  const input = `${base64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }))}.${base64url(JSON.stringify(claims))}`
-  return `${input}.${createHmac('sha256', secret).update(input).digest('base64url')}`
+  const header = signer === undefined ? { alg: 'HS256', typ: 'JWT' } : { alg: signer.alg, typ: 'JWT', kid: signer.kid }
+  const input = `${base64url(JSON.stringify(header))}.${base64url(JSON.stringify(claims))}`
+  const signature = signer === undefined ? createHmac('sha256', key as string).update(input).digest() : signer.sign(Buffer.from(input))
+  return `${input}.${signature.toString('base64url')}`
 }

@@ -1,23 +1,25 @@
-// `npm run token -- --sub UUID --login DIGITS --vendor CODE [--ttl 1h]`: mints a caller token signed
-// with AUTH_JWT_SECRET (from the environment, else from ./.env), for trying a service that runs with
-// that secret against a real upstream. Prints the token and nothing else, so `$(npm run -s token ...)`
+// `npm run token -- --sub UUID --login DIGITS --vendor CODE [--ttl 1h] [--jwk FILE]`: mints a caller token
+// signed with AUTH_JWT_SECRET (from the environment, else from ./.env), or with a private JWK under its kid
+// for a service verifying with AUTH_JWKS_URL (an operator's smoke test), against a real upstream. Prints the token and nothing else, so `$(npm run -s token ...)`
 // captures it; every problem goes to stderr with exit code 1, and the secret is never printed.
 import { existsSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs, parseEnv } from 'node:util'
-import { MIN_SECRET_LENGTH, parseTtl, signToken, subjectProblems } from '../sandbox/sign.ts'
+import { jwkSigner, MIN_SECRET_LENGTH, parseTtl, signToken, subjectProblems, type PrivateJwk } from '../sandbox/sign.ts'
 import { ConfigSchema } from '../src/config.ts'
 
-export const USAGE = `Usage: npm run token -- --sub UUID --login DIGITS --vendor CODE [--ttl 1h]
+export const USAGE = `Usage: npm run token -- --sub UUID --login DIGITS --vendor CODE [--ttl 1h] [--jwk FILE]
 
   --sub     the client's uid_client (a UUID)
   --login   the client's login (digits only)
   --vendor  the vendor code the client is registered under (e.g. kia)
   --ttl     lifetime: 90s, 15m, 1h (default) or 7d, at most 30d
+  --jwk     a file holding a private JWK with a kid (RSA, EC P-256 or Ed25519) whose public half the
+            AUTH_JWKS_URL key set publishes: signs RS256/PS256, ES256 or EdDSA under that kid
 
-Signs with AUTH_JWT_SECRET from the environment, or from .env in the current directory, and adds the
-iss and aud claims when AUTH_JWT_ISSUER and AUTH_JWT_AUDIENCE are set there. --ttl may not exceed
-AUTH_JWT_MAX_AGE_S (default 1d): the service would refuse the token once that old.`
+Signs with AUTH_JWT_SECRET from the environment, or from .env in the current directory, unless --jwk
+is given, and adds the iss and aud claims when AUTH_JWT_ISSUER and AUTH_JWT_AUDIENCE are set there.
+--ttl may not exceed AUTH_JWT_MAX_AGE_S (default 1d): the service would refuse the token once that old.`
 
 export interface TokenCliResult { code: number, stdout: string, stderr: string }
 
@@ -45,6 +47,35 @@ function readSigningVariables (env: Record<string, string | undefined>, cwd: str
 
 const DEFAULT_MAX_AGE_S = (ConfigSchema.properties.AUTH_JWT_MAX_AGE_S as { default?: number }).default ?? 86_400
 
+/** The private JWK of a --jwk file, checked now; a problem says what is wrong, never any part of the key. */
+function readJwk (path: string, problems: string[]): PrivateJwk | undefined {
+  let jwk: PrivateJwk
+  try {
+    jwk = JSON.parse(readFileSync(path, 'utf8'))
+  } catch (error) {
+    problems.push((error as NodeJS.ErrnoException).code === 'ENOENT' ? `--jwk: no file ${path}` : '--jwk: the file is not a JSON Web Key (JSON)')
+    return undefined
+  }
+  try {
+    jwkSigner(jwk)
+  } catch (error) {
+    problems.push(`--jwk: ${(error as Error).message}`)
+    return undefined
+  }
+  return jwk
+}
+
+/** What keeps AUTH_JWT_SECRET from signing a token the service accepts. */
+function secretProblems (secret: string | undefined, env: Record<string, string | undefined>): string[] {
+  if (secret === undefined || secret === '') {
+    return ['AUTH_JWT_SECRET is not set (in the environment or in .env)' +
+      (env.AUTH_JWT_PUBLIC_KEY === undefined ? '' : '; a service verifying with AUTH_JWT_PUBLIC_KEY needs tokens from its own issuer') +
+      (env.AUTH_JWKS_URL === undefined ? '' : '; for a service verifying with AUTH_JWKS_URL, sign with a private key of its set: --jwk FILE')]
+  }
+  if (secret.length < MIN_SECRET_LENGTH) return [`AUTH_JWT_SECRET is shorter than ${MIN_SECRET_LENGTH} characters, so the service refuses it`]
+  return []
+}
+
 const fail = (problems: string[]): TokenCliResult => ({
   code: 1,
   stdout: '',
@@ -62,6 +93,7 @@ export function runTokenCli (args: string[], { env = process.env, cwd = process.
         login: { type: 'string' },
         vendor: { type: 'string' },
         ttl: { type: 'string', default: '1h' },
+        jwk: { type: 'string' },
         help: { type: 'boolean', short: 'h' }
       },
       strict: true,
@@ -84,19 +116,17 @@ export function runTokenCli (args: string[], { env = process.env, cwd = process.
     problems.push(`--ttl ${(error as Error).message}`)
   }
   const signing = readSigningVariables(env, cwd)
+  const jwk = values.jwk === undefined ? undefined : readJwk(resolve(cwd, values.jwk), problems)
   const secret = signing.AUTH_JWT_SECRET
   const maxAge = signing.AUTH_JWT_MAX_AGE_S === undefined ? DEFAULT_MAX_AGE_S : Number(signing.AUTH_JWT_MAX_AGE_S)
   if (!Number.isSafeInteger(maxAge) || maxAge < 1) problems.push('AUTH_JWT_MAX_AGE_S is not a whole number of seconds')
   else if (ttlSeconds > maxAge) problems.push(`--ttl is longer than AUTH_JWT_MAX_AGE_S (${maxAge}s): the service would refuse the token before it expires`)
-  if (secret === undefined || secret === '') {
-    problems.push('AUTH_JWT_SECRET is not set (in the environment or in .env)' +
-      (env.AUTH_JWT_PUBLIC_KEY === undefined ? '' : '; a service verifying with AUTH_JWT_PUBLIC_KEY needs tokens from its own issuer'))
-  } else if (secret.length < MIN_SECRET_LENGTH) {
-    problems.push(`AUTH_JWT_SECRET is shorter than ${MIN_SECRET_LENGTH} characters, so the service refuses it`)
-  }
-  if (problems.length > 0 || secret === undefined) return fail(problems)
+  // With --jwk the key file decides; AUTH_JWT_SECRET, set or not, plays no part.
+  if (values.jwk === undefined) problems.push(...secretProblems(secret, env))
+  const key = values.jwk === undefined ? secret : jwk
+  if (problems.length > 0 || key === undefined) return fail(problems)
 
-  const token = signToken(subject as { sub: string, login: string, vendor: string }, secret, {
+  const token = signToken(subject as { sub: string, login: string, vendor: string }, key, {
     ttlSeconds,
     ...(signing.AUTH_JWT_ISSUER === undefined ? {} : { issuer: signing.AUTH_JWT_ISSUER }),
     ...(signing.AUTH_JWT_AUDIENCE === undefined ? {} : { audience: signing.AUTH_JWT_AUDIENCE })

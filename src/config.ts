@@ -22,6 +22,8 @@ export const ConfigSchema = Type.Object({
   DEALER_API_KEY: Secret('x-authorization value for /bc_api_web_service/*.'),
   AUTH_JWT_SECRET: Type.Optional(Type.String({ minLength: 32, description: 'HS256 secret that verifies callers\' tokens (32 characters or more).' })),
   AUTH_JWT_PUBLIC_KEY: Type.Optional(Type.String({ pattern: '-----BEGIN PUBLIC KEY-----', description: 'RS256/ES256 public key in PEM that verifies callers\' tokens.' })),
+  AUTH_JWKS_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s/?#]+[^\\s#]*$', description: 'The identity provider\'s JSON Web Key Set URL (https; http only to the loopback): tokens are verified with the published key their `kid` names (RS256/PS256, ES256, EdDSA), refreshed without a restart. Set AUTH_JWT_ISSUER and AUTH_JWT_AUDIENCE with it.' })),
+  AUTH_JWKS_REFRESH_S: Type.Integer({ minimum: 1, maximum: 86_400, default: 300, description: 'How often the key set of AUTH_JWKS_URL is refreshed in the background (less often when its Cache-Control max-age says so); a token with an unknown `kid` may trigger one early refresh per cooldown (30 s, or this when shorter).' }),
   AUTH_JWT_ISSUER: Type.Optional(Type.String({ minLength: 1, description: 'When set, a caller\'s token must carry exactly this `iss` claim (strongly recommended: refuses tokens of other issuers sharing the key).' })),
   AUTH_JWT_AUDIENCE: Type.Optional(Type.String({ minLength: 1, description: 'When set, a caller\'s token must carry this `aud` claim (strongly recommended: refuses ID, refresh and other services\' tokens of the same issuer).' })),
   AUTH_JWT_MAX_AGE_S: Type.Integer({ minimum: 60, maximum: 30 * 86_400, default: 86_400, description: 'Longest accepted token lifetime, counted from its `iat`: an older token is refused whatever its `exp`.' }),
@@ -124,14 +126,13 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     // anyOf reports once per branch; one line per variable is what an operator needs.
     problems.push(...new Set(errors.filter(e => e.keyword !== 'const').map(describe)))
   }
-  const secret = data.AUTH_JWT_SECRET
-  const publicKey = data.AUTH_JWT_PUBLIC_KEY
-  if (secret === undefined && publicKey === undefined) problems.push('AUTH_JWT_SECRET or AUTH_JWT_PUBLIC_KEY is required')
-  if (secret !== undefined && publicKey !== undefined) problems.push('set only one of AUTH_JWT_SECRET and AUTH_JWT_PUBLIC_KEY')
+  problems.push(...verificationKeyProblems(data))
   if (data.TRUST_PROXY !== undefined && trustProxySetting(data.TRUST_PROXY) === undefined) {
     problems.push('TRUST_PROXY must be true, false, or a comma list of addresses, CIDRs or loopback/linklocal/uniquelocal')
   }
-  if (config !== undefined) problems.push(...serverTimeoutProblems(config), ...consoleKeyProblems(config), ...upstreamUrlProblems(config))
+  if (config !== undefined) {
+    problems.push(...serverTimeoutProblems(config), ...consoleKeyProblems(config), ...upstreamUrlProblems(config), ...jwksUrlProblems(config))
+  }
   for (const [name, instead] of Object.entries(RETIRED)) {
     if (data[name] !== undefined) problems.push(`${name} is no longer supported; ${instead}`)
   }
@@ -167,6 +168,16 @@ export function trustProxySetting (value: string | undefined): boolean | string[
   if (value === 'true') return true
   const entries = value.split(',').map(entry => entry.trim())
   return entries.every(isProxyEntry) ? entries : undefined
+}
+
+/** The variables that say how callers' tokens are verified; exactly one of them is set. */
+export const VERIFICATION_KEY_VARIABLES = ['AUTH_JWT_SECRET', 'AUTH_JWT_PUBLIC_KEY', 'AUTH_JWKS_URL'] as const
+
+function verificationKeyProblems (data: Record<string, string | undefined>): string[] {
+  const set = VERIFICATION_KEY_VARIABLES.filter(name => data[name] !== undefined)
+  if (set.length === 0) return ['one of AUTH_JWT_SECRET, AUTH_JWT_PUBLIC_KEY and AUTH_JWKS_URL is required']
+  if (set.length > 1) return [`set only one of ${set.join(' and ')}`]
+  return []
 }
 
 /** Timeouts that only make sense in relation to each other. */
@@ -218,6 +229,21 @@ function upstreamUrlProblems (config: Config): string[] {
   }
   if (url.protocol === 'http:' && !isLoopback(url.hostname) && !config.UPSTREAM_ALLOW_HTTP) {
     return ['UPSTREAM_URL must be https:// (the upstream keys would travel in clear text); http:// is accepted for the loopback, or with UPSTREAM_ALLOW_HTTP=true']
+  }
+  return []
+}
+
+/** Keys fetched in clear text could be swapped on the way: https, or http on the local machine only. */
+function jwksUrlProblems (config: Config): string[] {
+  if (config.AUTH_JWKS_URL === undefined) return []
+  let url: URL
+  try {
+    url = new URL(config.AUTH_JWKS_URL)
+  } catch {
+    return ['AUTH_JWKS_URL has an invalid value']
+  }
+  if (url.protocol === 'http:' && !isLoopback(url.hostname)) {
+    return ['AUTH_JWKS_URL must be https:// (keys fetched in clear text could be replaced on the way); http:// is accepted for the loopback only']
   }
   return []
 }

@@ -46,6 +46,7 @@ t.test('defaults fill what is left out, numbers are numbers', async t => {
     UPSTREAM_BREAKER_HALF_OPEN_MS: 10_000,
     SHUTDOWN_GRACE_MS: 10_000,
     AUTH_JWT_MAX_AGE_S: 86_400,
+    AUTH_JWKS_REFRESH_S: 300,
     UPSTREAM_ALLOW_HTTP: false,
     RATE_LIMIT_PROFILE_PER_MINUTE: 120,
     RATE_LIMIT_CONSOLE_PER_MINUTE: 30,
@@ -125,14 +126,24 @@ t.test('no value is ever printed, good or bad', async t => {
   }
 })
 
-t.test('exactly one of AUTH_JWT_SECRET and AUTH_JWT_PUBLIC_KEY', async t => {
+t.test('exactly one of AUTH_JWT_SECRET, AUTH_JWT_PUBLIC_KEY and AUTH_JWKS_URL', async t => {
   const { AUTH_JWT_SECRET: _secret, ...withoutKey } = required
+  const JWKS_URL = 'https://idp.example.com/realms/dealers/protocol/openid-connect/certs'
 
   const neither = configError(t, () => loadConfig(withoutKey))
-  t.strictSame(neither.problems, ['AUTH_JWT_SECRET or AUTH_JWT_PUBLIC_KEY is required'])
+  t.strictSame(neither.problems, ['one of AUTH_JWT_SECRET, AUTH_JWT_PUBLIC_KEY and AUTH_JWKS_URL is required'])
 
   const both = configError(t, () => loadConfig({ ...required, AUTH_JWT_PUBLIC_KEY: PUBLIC_KEY }))
   t.strictSame(both.problems, ['set only one of AUTH_JWT_SECRET and AUTH_JWT_PUBLIC_KEY'])
+  t.strictSame(configError(t, () => loadConfig({ ...required, AUTH_JWKS_URL: JWKS_URL })).problems, ['set only one of AUTH_JWT_SECRET and AUTH_JWKS_URL'])
+  t.strictSame(configError(t, () => loadConfig({ ...withoutKey, AUTH_JWT_PUBLIC_KEY: PUBLIC_KEY, AUTH_JWKS_URL: JWKS_URL })).problems,
+    ['set only one of AUTH_JWT_PUBLIC_KEY and AUTH_JWKS_URL'])
+  t.strictSame(configError(t, () => loadConfig({ ...required, AUTH_JWT_PUBLIC_KEY: PUBLIC_KEY, AUTH_JWKS_URL: JWKS_URL })).problems,
+    ['set only one of AUTH_JWT_SECRET and AUTH_JWT_PUBLIC_KEY and AUTH_JWKS_URL'])
+
+  const withKeySet = loadConfig({ ...withoutKey, AUTH_JWKS_URL: JWKS_URL })
+  t.equal(withKeySet.AUTH_JWKS_URL, JWKS_URL)
+  t.equal(withKeySet.AUTH_JWKS_REFRESH_S, 300, 'refreshed every five minutes by default')
 
   t.equal(loadConfig(required).AUTH_JWT_SECRET, SECRET)
   const withPublicKey = loadConfig({ ...withoutKey, AUTH_JWT_PUBLIC_KEY: PUBLIC_KEY })
@@ -141,6 +152,27 @@ t.test('exactly one of AUTH_JWT_SECRET and AUTH_JWT_PUBLIC_KEY', async t => {
 
   const notPem = configError(t, () => loadConfig({ ...withoutKey, AUTH_JWT_PUBLIC_KEY: 'not a pem' }))
   t.strictSame(notPem.problems, ['AUTH_JWT_PUBLIC_KEY has an invalid value'])
+})
+
+t.test('AUTH_JWKS_URL: https, or http to the loopback only; AUTH_JWKS_REFRESH_S from 1 s to a day', async t => {
+  const { AUTH_JWT_SECRET: _secret, ...withoutKey } = required
+  const load = (env: Record<string, string>) => loadConfig({ ...withoutKey, ...env })
+  for (const url of ['https://idp.example.com/realms/r/protocol/openid-connect/certs', 'https://login.example.com/keys?appid=abc', 'http://127.0.0.1:8080/certs', 'http://localhost/certs']) {
+    t.equal(load({ AUTH_JWKS_URL: url }).AUTH_JWKS_URL, url)
+  }
+  for (const url of ['http://idp.example.com/certs', 'http://10.0.0.5/certs']) {
+    t.match(configError(t, () => load({ AUTH_JWKS_URL: url })).problems, [/^AUTH_JWKS_URL must be https:\/\//], url)
+    t.match(configError(t, () => load({ AUTH_JWKS_URL: url, UPSTREAM_ALLOW_HTTP: 'true' })).problems, [/^AUTH_JWKS_URL must be https:\/\//], 'no opt-in for keys')
+  }
+  for (const url of ['idp.example.com/certs', 'ftp://idp.example.com/certs', 'https://idp.example.com/certs#x', 'https://']) {
+    t.strictSame(configError(t, () => load({ AUTH_JWKS_URL: url })).problems, ['AUTH_JWKS_URL has an invalid value'], url)
+  }
+  const url = 'https://idp.example.com/certs'
+  t.equal(load({ AUTH_JWKS_URL: url, AUTH_JWKS_REFRESH_S: '1' }).AUTH_JWKS_REFRESH_S, 1)
+  t.equal(load({ AUTH_JWKS_URL: url, AUTH_JWKS_REFRESH_S: '86400' }).AUTH_JWKS_REFRESH_S, 86_400)
+  for (const value of ['0', '86401', '1.5', 'often']) {
+    t.match(configError(t, () => load({ AUTH_JWKS_URL: url, AUTH_JWKS_REFRESH_S: value })).problems, [/^AUTH_JWKS_REFRESH_S /], value)
+  }
 })
 
 t.test('UPSTREAM_URL is an http(s) base URL without a query', async t => {

@@ -18,6 +18,7 @@ const Ready = Type.Object({
 export const healthSchemas = [Live, Ready]
 
 const SHUTTING_DOWN = 'The service is shutting down'
+const KEY_SET_NOT_LOADED = 'The identity provider\'s key set has not loaded yet'
 
 const health: FastifyPluginAsyncTypebox = async (fastify) => {
   // Set when shutdown starts, so the balancer stops sending traffic while in-flight requests finish.
@@ -25,6 +26,7 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
   let closing = false
   fastify.addHook('preClose', async () => { closing = true })
   const redis = fastify.hasDecorator('redis') ? fastify.redis : null
+  const keySet = fastify.hasDecorator('keySet') ? fastify.keySet : null
 
   fastify.get('/health/live', {
     schema: { operationId: 'getLiveness', tags: ['health'], summary: 'Liveness: the process is up', security: [], response: { 200: ref(Live) } },
@@ -39,12 +41,15 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
       security: [],
       response: {
         200: ref(Ready),
-        503: errorResponse('Shutting down: the balancer should stop sending traffic.', [new ServiceUnavailableError(SHUTTING_DOWN)])
+        503: errorResponse('Shutting down, or (with AUTH_JWKS_URL) no key set loaded yet to verify callers with: the balancer should send no traffic.',
+          [new ServiceUnavailableError(SHUTTING_DOWN)])
       }
     },
     logLevel: 'warn'
   }, async () => {
     if (closing) throw new ServiceUnavailableError(SHUTTING_DOWN)
+    // Until then every caller would be refused; the key set keeps retrying with backoff meanwhile.
+    if (keySet !== null && !keySet.loaded) throw new ServiceUnavailableError(KEY_SET_NOT_LOADED)
     // Reported, never a reason to be unready: Redis is best-effort (limits fail open without it), and a
     // Redis outage failing every instance's readiness at once would take the whole service out.
     return redis === null ? { status: 'ready' as const } : { status: 'ready' as const, redis: redis.state }

@@ -1,7 +1,7 @@
 // Signs callers' test tokens with node:crypto alone, so a test can build exactly the token it needs,
 // broken ones included (alg none, a forged header, a key of the wrong kind), without trusting the
 // library under test to make them.
-import { createHmac, generateKeyPairSync, sign, type KeyObject } from 'node:crypto'
+import { constants, createHmac, generateKeyPairSync, sign, type KeyObject } from 'node:crypto'
 import { IVANOV } from '../../schemas/fixtures.ts'
 import { JWT_SECRET } from './build-app.ts'
 
@@ -22,9 +22,9 @@ function signingInput (header: Claims, claims: Claims): string {
   return `${base64url(JSON.stringify({ typ: 'JWT', ...header }))}.${base64url(JSON.stringify(claims))}`
 }
 
-/** HS256 with a shared secret (the test secret unless told otherwise). */
-export function hs256 (claims: Claims = claimsFor(), secret: string | Buffer = JWT_SECRET): string {
-  const input = signingInput({ alg: 'HS256' }, claims)
+/** HS256 with a shared secret (the test secret unless told otherwise); `header` adds fields such as a kid. */
+export function hs256 (claims: Claims = claimsFor(), secret: string | Buffer = JWT_SECRET, header: Claims = {}): string {
+  const input = signingInput({ alg: 'HS256', ...header }, claims)
   return `${input}.${createHmac('sha256', secret).update(input).digest('base64url')}`
 }
 
@@ -36,8 +36,19 @@ export function asymmetric (alg: 'RS256' | 'ES256', privateKey: KeyObject, claim
 }
 
 /** An unsigned token (`alg: none`, empty signature part). */
-export function unsigned (claims: Claims = claimsFor()): string {
-  return `${signingInput({ alg: 'none' }, claims)}.`
+export function unsigned (claims: Claims = claimsFor(), header: Claims = {}): string {
+  return `${signingInput({ alg: 'none', ...header }, claims)}.`
+}
+
+/** A token as an identity provider signs it: under a key id, with RS256, PS256, ES256 or EdDSA. */
+export function withKid (alg: 'RS256' | 'PS256' | 'ES256' | 'EdDSA', kid: string, privateKey: KeyObject, claims: Claims = claimsFor()): string {
+  const input = Buffer.from(signingInput({ alg, kid }, claims))
+  const signature = alg === 'EdDSA'
+    ? sign(null, input, privateKey)
+    : sign('sha256', input, alg === 'ES256'
+      ? { key: privateKey, dsaEncoding: 'ieee-p1363' }
+      : alg === 'PS256' ? { key: privateKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 } : privateKey)
+  return `${input.toString()}.${signature.toString('base64url')}`
 }
 
 /** The seconds-since-epoch of `offset` seconds from now, for `exp`/`nbf`. */

@@ -139,6 +139,33 @@ t.test('in-process: the printed curl lines, run as written, answer the seeded pr
   }
 })
 
+t.test('with the key set (npm run dev -- --jwks): the sandbox serves it and the printed tokens are signed with its keys', async t => {
+  const run = await startDev({ env: { ...OPERATOR_ENV, PORT: '0', LOG_LEVEL: 'silent' }, log: { write: () => {} }, jwks: true })
+  t.teardown(() => run.close())
+  t.ok(run.keySet !== null && run.banner.includes(run.keySet.url), 'the banner names the key set URL')
+  const set = await (await fetch(run.keySet!.url)).json() as { keys: Array<Record<string, unknown>> }
+  t.strictSame(set.keys.map(k => k.kty).sort(), ['EC', 'RSA'], 'an RSA and an EC key')
+  t.ok(set.keys.every(k => k.d === undefined), 'public halves only')
+
+  const kids = new Set<string>()
+  for (const client of run.clients) {
+    const header = JSON.parse(Buffer.from(client.token.split('.')[0]!, 'base64url').toString())
+    t.ok(set.keys.some(k => k.kid === header.kid && k.alg === header.alg), `${client.label}: signed ${header.alg} under a published kid`)
+    kids.add(header.kid)
+    t.ok(run.banner.includes(header.kid), 'the banner says which key signed it')
+  }
+  t.equal(kids.size, 2, 'both keys sign some token')
+
+  const profile = await curl(run.curl.profile)
+  t.equal(profile.status, 200, 'the printed curl line works at once')
+  const petrova = await fetch(`${run.url}/api/users/profile`, { headers: { authorization: `Bearer ${run.clients[1]!.token}` } })
+  t.equal(petrova.status, 200, 'so does the EC-signed token')
+  await petrova.body?.cancel()
+  t.equal((await fetch(`${run.url}/health/ready`)).status, 200)
+  const forged = `${run.clients[0]!.token.slice(0, -4)}AAAA`
+  t.equal((await fetch(`${run.url}/api/users/profile`, { headers: { authorization: `Bearer ${forged}` } })).status, 401)
+})
+
 t.test('in-process: a bad PORT is named before anything starts', async t => {
   await t.rejects(startDev({ env: { PORT: 'eighty' }, log: { write: () => {} } }), { name: 'ConfigError', message: /PORT/ })
 })

@@ -12,6 +12,7 @@ import { buildApp } from '../../src/app.ts'
 import { MAX_TTL_SECONDS, signToken } from '../../sandbox/sign.ts'
 import { loadConfig } from '../../src/config.ts'
 import { startSandboxUpstream } from '../../sandbox/upstream.ts'
+import { publicMember, startSandboxKeySet } from '../../sandbox/jwks.ts'
 import { runTokenCli } from '../../scripts/token.ts'
 
 const SCRIPT = fileURLToPath(new URL('../../scripts/token.ts', import.meta.url))
@@ -134,6 +135,78 @@ t.test('a missing or too short secret is named, and never printed', async t => {
   t.equal(tooShort.code, 1)
   t.match(tooShort.stderr, 'AUTH_JWT_SECRET is shorter than 32 characters')
   t.notMatch(tooShort.stderr, short)
+})
+
+t.test('--jwk signs with a private JWK under its kid; the service verifying with that key set accepts it', async t => {
+  const cwd = await emptyDir(t)
+  const keySet = await startSandboxKeySet()
+  t.teardown(() => keySet.close())
+  for (const kind of ['rsa', 'ec'] as const) {
+    await writeFile(join(cwd, `${kind}.json`), JSON.stringify(keySet.signing[kind]))
+  }
+  const keys = { passport: 'passport-key-for-the-token-test', dealer: 'dealer-key-for-the-token-test' }
+  const sandbox = await startSandboxUpstream({ keys })
+  t.teardown(() => sandbox.close())
+  const config = loadConfig({
+    UPSTREAM_URL: sandbox.url,
+    PASSPORT_API_KEY: keys.passport,
+    DEALER_API_KEY: keys.dealer,
+    AUTH_JWKS_URL: keySet.url,
+    AUTH_JWT_ISSUER: 'https://idp.example.com/realms/dealers',
+    AUTH_JWT_AUDIENCE: 'dealer-app',
+    LOG_LEVEL: 'silent'
+  })
+  const app = await buildApp(config)
+  t.teardown(() => app.close())
+  await app.ready()
+  await app.keySet!.refresh()
+
+  // AUTH_JWT_SECRET plays no part with --jwk; the claims variables still do.
+  const env = { AUTH_JWT_SECRET: SECRET, AUTH_JWT_ISSUER: config.AUTH_JWT_ISSUER, AUTH_JWT_AUDIENCE: config.AUTH_JWT_AUDIENCE }
+  for (const [file, alg, kid] of [['rsa.json', 'RS256', keySet.signing.rsa.kid], ['ec.json', 'ES256', keySet.signing.ec.kid]]) {
+    const result = runTokenCli([...GOOD, '--jwk', file!], { env, cwd })
+    t.equal(result.code, 0, result.stderr)
+    const token = result.stdout.trim()
+    t.strictSame(JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString()), { alg, typ: 'JWT', kid }, `${file}: ${alg} under its kid`)
+    t.match(claimsOf(token), { iss: config.AUTH_JWT_ISSUER, aud: config.AUTH_JWT_AUDIENCE })
+    const res = await app.inject({ url: '/api/users/profile', headers: { authorization: `Bearer ${token}` } })
+    t.equal(res.statusCode, 200, `${file}: the service accepts it`)
+    t.equal(res.json().client.login, PETROVA.login)
+  }
+})
+
+t.test('--jwk names what is wrong with the key file, never any part of the key', async t => {
+  const cwd = await emptyDir(t)
+  const keySet = await startSandboxKeySet()
+  t.teardown(() => keySet.close())
+  const { kid: _kid, ...withoutKid } = keySet.signing.rsa
+  const files: Record<string, unknown> = {
+    'public.json': publicMember(keySet.signing.rsa),
+    'no-kid.json': withoutKid,
+    'secret.json': { kty: 'oct', kid: 'k', k: 'c2VjcmV0', d: 'x' },
+    'wrong-alg.json': { ...keySet.signing.ec, alg: 'RS256' },
+    'broken.json': { ...keySet.signing.rsa, n: 'AQAB' }
+  }
+  for (const [name, jwk] of Object.entries(files)) await writeFile(join(cwd, name), JSON.stringify(jwk))
+  await writeFile(join(cwd, 'not-json.json'), 'd=secret-material')
+  const cases: Array<[string, RegExp]> = [
+    ['missing.json', /--jwk: no file .*missing\.json/],
+    ['not-json.json', /--jwk: the file is not a JSON Web Key/],
+    ['public.json', /--jwk: the JWK is a public key/],
+    ['no-kid.json', /--jwk: the JWK needs a kid/],
+    ['secret.json', /--jwk: the JWK is not a readable private key/],
+    ['wrong-alg.json', /--jwk: the JWK's alg must be one of ES256/],
+    ['broken.json', /--jwk: the JWK is not a readable private key|--jwk: the JWK must be an RSA key of 2048 bits/]
+  ]
+  for (const [file, problem] of cases) {
+    const result = runTokenCli([...GOOD, '--jwk', file], { env: {}, cwd })
+    t.equal(result.code, 1, file)
+    t.equal(result.stdout, '')
+    t.match(result.stderr, problem, file)
+    t.notMatch(result.stderr, 'AUTH_JWT_SECRET is not set', 'no secret is asked for')
+    for (const part of [keySet.signing.rsa.d!, keySet.signing.ec.d!, 'secret-material']) t.notMatch(result.stderr, part)
+  }
+  t.match(runTokenCli(GOOD, { env: { AUTH_JWKS_URL: 'https://idp.example.com/certs' }, cwd }).stderr, 'AUTH_JWKS_URL, sign with a private key of its set: --jwk FILE')
 })
 
 t.test('as a process: reads the secret from .env, prints only the token, exit codes 0 and 1', async t => {

@@ -2,16 +2,21 @@
 // says: `request.caller` comes from the token's claims and from nothing else the request carries.
 // Verification: one algorithm, chosen from the configured key (HS256 for a secret, RS256/ES256 from a
 // public key's type), so a token cannot pick its own (`alg: none`, HS256 signed with the public key).
+// With AUTH_JWKS_URL, the token's `kid` picks a key of the provider's set and that key's type decides
+// the algorithms (src/auth/): one fast-jwt verifier per key, so a removed key's cached tokens go with it.
 import { createPublicKey } from 'node:crypto'
 import fp from 'fastify-plugin'
 import fastifyJwt from '@fastify/jwt'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import { createVerifier } from 'fast-jwt'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type, type Static } from 'typebox'
 import { Compile } from 'typebox/compile'
 import { Login, Uuid, VendorCode } from '../../../schemas/common.ts'
 import type { PassportParams } from '../../../schemas/passport.ts'
+import { KEY_SET_ALGORITHMS, type KeyAlgorithm } from '../../auth/jwk.ts'
+import { RemoteKeySet } from '../../auth/key-set.ts'
 import type { Config } from '../../config.ts'
-import { UnauthorizedError } from '../../errors.ts'
+import { ServiceUnavailableError, UnauthorizedError } from '../../errors.ts'
 
 /** The claims a caller's token must carry; others are ignored. */
 export const CallerClaims = Type.Object({
@@ -25,7 +30,7 @@ export type CallerClaims = Static<typeof CallerClaims>
 /** Who is calling: exactly what the passport lookup needs, `uid_client` upper-cased as the upstream writes it. */
 export type Caller = Readonly<PassportParams>
 
-export type JwtAlgorithm = 'HS256' | 'RS256' | 'ES256'
+export type JwtAlgorithm = 'HS256' | KeyAlgorithm
 
 /** Tolerated clock difference between the token issuer and us, for `exp` and `nbf`. */
 export const CLOCK_TOLERANCE_MS = 30_000
@@ -36,6 +41,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** `onRequest` hook: verifies the bearer token and sets `request.caller`, or answers 401. */
     authenticate: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
+    /** The identity provider's key set with AUTH_JWKS_URL; null with a fixed secret or key. */
+    keySet: RemoteKeySet | null
   }
   interface FastifyRequest {
     /** Set by `fastify.authenticate`; null on routes that do not use it. */
@@ -76,11 +83,11 @@ function isTokenError (error: unknown): error is { code: string } {
 
 type ClaimsConfig = Pick<Config, 'AUTH_JWT_ISSUER' | 'AUTH_JWT_AUDIENCE' | 'AUTH_JWT_MAX_AGE_S'>
 
-/** fast-jwt's verification options: one algorithm, the claims a token must carry, its longest life. */
-export function verifyOptions (config: ClaimsConfig, algorithm: JwtAlgorithm) {
+/** fast-jwt's verification options: the key's algorithms, the claims a token must carry, its longest life. */
+export function verifyOptions (config: ClaimsConfig, algorithms: JwtAlgorithm[]) {
   const { AUTH_JWT_ISSUER: issuer, AUTH_JWT_AUDIENCE: audience } = config
   return {
-    algorithms: [algorithm],
+    algorithms,
     // `iat` is required so that AUTH_JWT_MAX_AGE_S applies to every token: fast-jwt skips maxAge without it.
     requiredClaims: ['exp', 'iat', ...(issuer === undefined ? [] : ['iss']), ...(audience === undefined ? [] : ['aud'])],
     ...(issuer === undefined ? {} : { allowedIss: issuer }),
@@ -98,13 +105,69 @@ export function verifyOptions (config: ClaimsConfig, algorithm: JwtAlgorithm) {
   }
 }
 
-export default fp<{ config: Config }>(async function auth (fastify, { config }) {
-  const { key, algorithm } = verificationKey(config)
-  await fastify.register(fastifyJwt, {
-    // Verify-only: this service never issues tokens, so no signing key is configured.
-    secret: { public: key },
-    verify: verifyOptions(config, algorithm)
+/** A token the key set cannot verify: no usable header, an algorithm no key admits, or a kid it does not hold. */
+class KeySetRefusal extends Error {}
+
+const KEY_SET_ALGORITHM_NAMES = new Set<string>(KEY_SET_ALGORITHMS)
+const NOT_LOADED = 'The identity provider\'s key set has not loaded yet'
+
+/** The `alg` and `kid` of a token's protected header; a KeySetRefusal when it has no usable one. */
+function protectedHeader (token: string): { alg: string, kid: string } {
+  const dot = token.indexOf('.')
+  let header: { alg?: unknown, kid?: unknown } | null = null
+  try {
+    header = JSON.parse(Buffer.from(token.slice(0, dot), 'base64url').toString('utf8'))
+  } catch {}
+  const { alg, kid } = header ?? {}
+  if (dot <= 0 || typeof alg !== 'string' || typeof kid !== 'string' || kid.length === 0) throw new KeySetRefusal()
+  return { alg, kid }
+}
+
+/** The claims of a token verified with the key of the set its kid names (after an early refresh if unknown). */
+function keySetVerifier (keySet: RemoteKeySet) {
+  async function afterRefresh (token: string, kid: string): Promise<unknown> {
+    const key = await keySet.keyAfterRefresh(kid)
+    if (key !== undefined) return key.verify(token)
+    // Not the caller's fault: no one can be verified yet, so no token is called invalid.
+    if (!keySet.loaded) throw new ServiceUnavailableError(NOT_LOADED)
+    throw new KeySetRefusal()
+  }
+  return function verify (token: string): unknown {
+    const { alg, kid } = protectedHeader(token)
+    // `none` and HS* never reach a key, nor trigger a refresh.
+    if (!KEY_SET_ALGORITHM_NAMES.has(alg)) throw new KeySetRefusal()
+    const key = keySet.key(kid)
+    return key === undefined ? afterRefresh(token, kid) : key.verify(token)
+  }
+}
+
+/** The token verifier of the configuration: the key set's, or @fastify/jwt's with the one fixed key. */
+async function tokenVerifier (fastify: FastifyInstance, config: Config): Promise<(token: string) => unknown> {
+  if (config.AUTH_JWKS_URL === undefined) {
+    const { key, algorithm } = verificationKey(config)
+    await fastify.register(fastifyJwt, {
+      // Verify-only: this service never issues tokens, so no signing key is configured.
+      secret: { public: key },
+      verify: verifyOptions(config, [algorithm])
+    })
+    fastify.decorate('keySet', null)
+    return token => fastify.jwt.verify(token)
+  }
+  const keySet = new RemoteKeySet({
+    url: config.AUTH_JWKS_URL,
+    refreshSeconds: config.AUTH_JWKS_REFRESH_S,
+    log: fastify.log.child({ component: 'jwks' }),
+    verifierFor: (pem, algorithms) => createVerifier({ key: pem, ...verifyOptions(config, algorithms) })
   })
+  fastify.decorate('keySet', keySet)
+  // Loading starts with the app, not with the first request, and never holds start-up: readiness waits.
+  fastify.addHook('onReady', async () => { keySet.start() })
+  fastify.addHook('onClose', async () => { await keySet.stop() })
+  return keySetVerifier(keySet)
+}
+
+export default fp<{ config: Config }>(async function auth (fastify, { config }) {
+  const verifyToken = await tokenVerifier(fastify, config)
   const validClaims = Compile(CallerClaims)
 
   fastify.decorateRequest('caller', null)
@@ -120,11 +183,11 @@ export default fp<{ config: Config }>(async function auth (fastify, { config }) 
     }
     let claims: unknown
     try {
-      claims = fastify.jwt.verify(token)
+      claims = await verifyToken(token)
     } catch (error) {
       // fast-jwt describes an `exp` far in the past or an `nbf` far in the future with a date Date cannot
       // hold, and throws that RangeError instead of its own error: the token's fault too, not a 500.
-      if (!isTokenError(error) && !(error instanceof RangeError)) throw error
+      if (!isTokenError(error) && !(error instanceof RangeError) && !(error instanceof KeySetRefusal)) throw error
       // The library's message is not passed on: a fixed text, never any part of the token.
       const expired = isTokenError(error) && error.code === 'FAST_JWT_EXPIRED'
       throw await fastify.refuseCredentials(request, reply, refuse(reply, INVALID_TOKEN, expired ? 'The bearer token has expired' : 'The bearer token is invalid'))

@@ -5,6 +5,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Registry } from 'prom-client'
+import { keySetMetrics } from '../../auth/key-set.ts'
 import type { Config } from '../../config.ts'
 import { UnauthorizedError } from '../../errors.ts'
 import { consoleKeyCheck } from '../../auth/key-check.ts'
@@ -311,6 +312,7 @@ export default fp<{ config: Pick<Config, 'METRICS_API_KEY'> }>(async function me
   const metrics = createMetrics(prom)
   fastify.decorate('metrics', metrics)
   if (fastify.hasDecorator('redis') && fastify.redis !== null) redisMetrics(prom, metrics.registry, fastify.redis)
+  if (fastify.hasDecorator('keySet') && fastify.keySet !== null) keySetMetrics(prom, metrics.registry, fastify.keySet)
   fastify.addHook('onResponse', function recordResponse (request, reply, done) {
     metrics.recordResponse(request, reply)
     done()

@@ -1,0 +1,213 @@
+// AUTH_JWKS_URL over real HTTP: a stand-in identity provider on a local port publishes the key set, and
+// the service is asked what a caller would ask. Refresh periods are 1 s where rotation matters; every wait
+// is a poll for a condition with a generous bound, never a timed assertion.
+import { createPublicKey } from 'node:crypto'
+import t, { type Test } from 'tap'
+import { IVANOV } from '../../schemas/fixtures.ts'
+import { maxAgeSeconds } from '../../src/auth/key-set.ts'
+import { buildTestApp } from '../helpers/build-app.ts'
+import { eventually, setKeyPair, startKeySetServer, type KeySetServer } from '../helpers/key-set-server.ts'
+import { bearer, claimsFor, hs256, unsigned, withKid } from '../helpers/tokens.ts'
+
+const METRICS_KEY = 'metrics-key-for-key-set-tests'
+const RSA = setKeyPair('rsa', 'rsa-2025')
+const EC = setKeyPair('ec', 'ec-2026')
+const ED = setKeyPair('ed25519', 'ed-2026')
+
+interface Options { refreshSeconds?: number, ready?: boolean, env?: Record<string, string> }
+
+/** The service verifying with the key set of `provider`, a probe route echoing the caller, and its warn-level log lines. */
+async function serviceOn (t: Test, provider: KeySetServer, { refreshSeconds = 1, ready = true, env = {} }: Options = {}) {
+  const lines: Array<Record<string, unknown>> = []
+  const { app } = await buildTestApp(t, {
+    AUTH_JWT_SECRET: undefined,
+    AUTH_JWKS_URL: provider.url,
+    AUTH_JWKS_REFRESH_S: String(refreshSeconds),
+    METRICS_API_KEY: METRICS_KEY,
+    // The polls below send refused tokens on purpose; the refusal limit is tested elsewhere.
+    RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '1000000',
+    ...env
+  }, { logger: { level: 'warn', stream: { write: (line: string) => { lines.push(JSON.parse(line)) } } } })
+  app.get('/test/caller', { onRequest: app.authenticate }, async request => request.caller)
+  await app.ready()
+  const status = async (token: string) => (await app.inject({ url: '/test/caller', headers: bearer(token) })).statusCode
+  if (ready) await eventually(async () => (await app.inject('/health/ready')).statusCode === 200, 'the first key set loads')
+  return { app, status, lines }
+}
+
+async function scrape (app: Awaited<ReturnType<typeof serviceOn>>['app'], name: string): Promise<number> {
+  const res = await app.inject({ url: '/metrics', headers: bearer(METRICS_KEY) })
+  const line = res.body.split('\n').find(l => l.startsWith(`${name} `))
+  return Number(line?.split(' ')[1])
+}
+
+t.test('a token of a published RSA key is served, RS256 and PS256; the caller is its claims', async t => {
+  const provider = await startKeySetServer(t)
+  provider.publish([RSA.jwk])
+  const { app, status } = await serviceOn(t, provider)
+  const res = await app.inject({ url: '/test/caller', headers: bearer(withKid('RS256', RSA.kid, RSA.privateKey)) })
+  t.equal(res.statusCode, 200)
+  t.same(res.json(), { vendor: IVANOV.vendor, login: IVANOV.login, uid_client: IVANOV.uid_client.toUpperCase() })
+  t.equal(await status(withKid('PS256', RSA.kid, RSA.privateKey)), 200, 'PS256 with the same RSA key')
+})
+
+t.test('an EC key added later is served without a restart; a removed key is refused after a refresh', async t => {
+  const provider = await startKeySetServer(t)
+  provider.publish([RSA.jwk])
+  const { status } = await serviceOn(t, provider)
+  const ecToken = withKid('ES256', EC.kid, EC.privateKey)
+  const rsaToken = withKid('RS256', RSA.kid, RSA.privateKey)
+
+  provider.publish([RSA.jwk, EC.jwk])
+  await eventually(async () => await status(ecToken) === 200, 'the EC key is picked up')
+  t.equal(await status(ecToken), 200, 'served again (and now remembered as verified)')
+
+  provider.publish([RSA.jwk])
+  await eventually(async () => await status(ecToken) === 401, 'the removed key is refused, its verified tokens forgotten')
+  t.equal(await status(rsaToken), 200, 'the key still published is served')
+})
+
+t.test('a key replaced under the same kid: tokens of the old material are refused', async t => {
+  const provider = await startKeySetServer(t)
+  provider.publish([RSA.jwk])
+  const { status } = await serviceOn(t, provider)
+  const old = withKid('RS256', RSA.kid, RSA.privateKey)
+  t.equal(await status(old), 200)
+  const replacement = setKeyPair('rsa', RSA.kid)
+  provider.publish([replacement.jwk])
+  await eventually(async () => await status(old) === 401, 'the old material is refused')
+  t.equal(await status(withKid('RS256', RSA.kid, replacement.privateKey)), 200)
+})
+
+t.test('EdDSA with an Ed25519 key is served', async t => {
+  const provider = await startKeySetServer(t)
+  provider.publish([ED.jwk])
+  const { status } = await serviceOn(t, provider)
+  t.equal(await status(withKid('EdDSA', ED.kid, ED.privateKey)), 200)
+})
+
+t.test('100 tokens with unknown kids cost the provider at most a few fetches', async t => {
+  const provider = await startKeySetServer(t)
+  provider.publish([RSA.jwk])
+  // The default period: no background refresh runs during the test.
+  const { status } = await serviceOn(t, provider, { refreshSeconds: 300 })
+  const before = provider.fetches
+  const tokens = Array.from({ length: 100 }, (_, i) => withKid('RS256', `invented-${i}`, RSA.privateKey))
+  // Half at once, half one after the other.
+  const together = await Promise.all(tokens.slice(0, 50).map(status))
+  const inTurn = []
+  for (const token of tokens.slice(50)) inTurn.push(await status(token))
+  t.ok([...together, ...inTurn].every(code => code === 401), 'every one refused')
+  t.ok(provider.fetches - before <= 2, `${provider.fetches - before} fetches for 100 unknown kids`)
+
+  provider.failWith((_request, response) => { response.destroy() })
+  for (const token of tokens.slice(0, 20)) t.equal(await status(token), 401)
+  t.ok(provider.fetches - before <= 2, 'nor while the provider is down')
+})
+
+t.test('the provider down or answering garbage for several periods: known keys keep being served', async t => {
+  const provider = await startKeySetServer(t)
+  provider.publish([RSA.jwk])
+  const { app, status, lines } = await serviceOn(t, provider)
+  const token = withKid('RS256', RSA.kid, RSA.privateKey)
+  t.equal(await status(token), 200)
+
+  const failures: Array<[string, (p: KeySetServer) => void, RegExp]> = [
+    ['down (503)', p => p.failWith((_q, r) => { r.writeHead(503).end() }), /HTTP 503/],
+    ['connection dropped', p => p.failWith((_q, r) => { r.destroy() }), /could not be reached|cut short/],
+    ['not JSON', p => p.publish({ body: '<html>maintenance</html>' }), /not JSON/],
+    ['no keys', p => p.publish({ body: '{"issuer":"x"}' }), /no keys array/],
+    ['only a broken key', p => p.publish([{ kty: 'RSA', kid: RSA.kid, n: 'AQAB', e: 'AQAB' }]), /no usable signing key/],
+    ['larger than the cap', p => p.publish({ body: JSON.stringify({ keys: [RSA.jwk], pad: 'x'.repeat(300 * 1024) }) }), /larger than/]
+  ]
+  for (const [name, fail, reason] of failures) {
+    const failed = await scrape(app, 'bff_auth_jwks_refresh_failures_total')
+    fail(provider)
+    const from = provider.fetches
+    // Refreshes run one after the other: once the fourth has reached the provider, three have ended.
+    await eventually(() => provider.fetches >= from + 4, `${name}: three refreshes fail`)
+    t.equal(await status(token), 200, `${name}: the last good set still serves`)
+    t.ok(await scrape(app, 'bff_auth_jwks_refresh_failures_total') >= failed + 3, `${name}: each failure counted`)
+    t.ok(lines.some(line => line.level === 40 && reason.test(String(line.reason))), `${name}: logged at warn with why`)
+  }
+  t.equal(await scrape(app, 'bff_auth_jwks_keys'), 1)
+  t.notOk(lines.some(line => JSON.stringify(line).includes('maintenance')), 'the answer itself is never logged')
+  t.equal((await app.inject('/health/ready')).statusCode, 200, 'still ready: it can verify')
+})
+
+t.test('a malformed member is skipped, never the whole set; encryption and symmetric keys are not used', async t => {
+  const provider = await startKeySetServer(t)
+  const encryption = { ...setKeyPair('rsa', 'enc-1').jwk, use: 'enc', alg: 'RSA-OAEP' }
+  provider.publish([
+    { kty: 'RSA', kid: 'broken', n: 'not-a-modulus', e: 'AQAB' },
+    RSA.jwk,
+    'not an object',
+    { ...EC.jwk, kid: undefined },
+    encryption,
+    { kty: 'oct', kid: 'hmac', k: 'c2VjcmV0' },
+    EC.jwk
+  ])
+  const { status, lines } = await serviceOn(t, provider)
+  t.equal(await status(withKid('RS256', RSA.kid, RSA.privateKey)), 200)
+  t.equal(await status(withKid('ES256', EC.kid, EC.privateKey)), 200)
+  t.equal(await status(withKid('RS256', 'enc-1', RSA.privateKey)), 401, 'the encryption key verifies nothing')
+  t.equal(await status(hs256(claimsFor(), Buffer.from('secret'), { kid: 'hmac' })), 401, 'the symmetric key verifies nothing')
+  t.ok(lines.some(line => line.msg === 'key set member skipped'), 'a skipped member is logged')
+})
+
+t.test('algorithm confusion and unsigned tokens are refused, without a fetch', async t => {
+  const provider = await startKeySetServer(t)
+  provider.publish([RSA.jwk, EC.jwk])
+  const { status } = await serviceOn(t, provider, { refreshSeconds: 300 })
+  const publicPem = createPublicKey(RSA.privateKey).export({ type: 'spki', format: 'pem' })
+  const fetches = provider.fetches
+  const cases: Array<[string, string]> = [
+    ['HS256 signed with the RSA public key (PEM)', hs256(claimsFor(), publicPem, { kid: RSA.kid })],
+    ['HS256 signed with the RSA modulus', hs256(claimsFor(), Buffer.from(String(RSA.jwk.n)), { kid: RSA.kid })],
+    ['alg none under a published kid', unsigned(claimsFor(), { kid: RSA.kid })],
+    ['alg none without a kid', unsigned()],
+    ['ES256 under the RSA kid', withKid('ES256', RSA.kid, EC.privateKey)],
+    ['RS256 under the EC kid', withKid('RS256', EC.kid, RSA.privateKey)],
+    ['RS256 by another key under the published kid', withKid('RS256', RSA.kid, setKeyPair('rsa', 'x').privateKey)]
+  ]
+  for (const [name, token] of cases) t.equal(await status(token), 401, name)
+  t.equal(provider.fetches, fetches, 'none of them made the service fetch the set')
+  t.equal(await status(withKid('RS256', RSA.kid, RSA.privateKey)), 200, 'while the real key still works')
+})
+
+t.test('readiness is 503 with a reason until the first set loads, then 200; liveness stays 200', async t => {
+  const provider = await startKeySetServer(t)
+  provider.failWith((_request, response) => { response.writeHead(500).end() })
+  const { app, status } = await serviceOn(t, provider, { ready: false })
+  await eventually(() => provider.fetches >= 2, 'the first load is retried')
+  const notReady = await app.inject('/health/ready')
+  t.equal(notReady.statusCode, 503)
+  t.match(notReady.json(), { code: 'SERVICE_UNAVAILABLE', message: /key set has not loaded/ })
+  t.equal((await app.inject('/health/live')).statusCode, 200)
+  t.equal(await status(withKid('RS256', RSA.kid, RSA.privateKey)), 503, 'a caller is not told its token is bad')
+
+  provider.publish([RSA.jwk])
+  await eventually(async () => (await app.inject('/health/ready')).statusCode === 200, 'ready once a set loads')
+  t.equal(await status(withKid('RS256', RSA.kid, RSA.privateKey)), 200)
+})
+
+t.test('a Cache-Control max-age longer than the period makes refreshes that much rarer', async t => {
+  const rare = await startKeySetServer(t)
+  rare.publish([RSA.jwk], { 'cache-control': 'public, max-age=3600' })
+  const control = await startKeySetServer(t)
+  control.publish([RSA.jwk])
+  await serviceOn(t, rare)
+  await serviceOn(t, control)
+  // Both run with a 1 s period: while the control refreshes three times, the other may not refresh at all.
+  await eventually(() => control.fetches >= 4, 'the control refreshes')
+  t.equal(rare.fetches, 1, 'the set asked to be cached for an hour')
+})
+
+t.test('maxAgeSeconds reads Cache-Control', async t => {
+  t.equal(maxAgeSeconds('public, max-age=600'), 600)
+  t.equal(maxAgeSeconds('max-age="30", must-revalidate'), 30)
+  t.equal(maxAgeSeconds(['no-transform', 'max-age=5']), 5)
+  t.equal(maxAgeSeconds('s-maxage=600'), undefined)
+  t.equal(maxAgeSeconds('no-store'), undefined)
+  t.equal(maxAgeSeconds(undefined), undefined)
+})
