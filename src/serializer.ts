@@ -37,7 +37,7 @@ export function nullableForSerializer<T> (schema: T, shared: Record<string, unkn
   if (Array.isArray(schema)) return schema.map(item => nullableForSerializer(item, shared)) as T
   if (typeof schema !== 'object' || schema === null) return schema
   const out: SchemaNode = {}
-  for (const [key, value] of Object.entries(schema)) out[key] = VALUE_KEYS.has(key) ? value : nullableForSerializer(value, shared)
+  for (const [key, value] of Object.entries(schema)) setField(out, key, VALUE_KEYS.has(key) ? value : nullableForSerializer(value, shared))
   const anyOf = out.anyOf
   if (Array.isArray(anyOf) && anyOf.length === 2) {
     const nullAt = anyOf.findIndex(isNullSchema)
@@ -185,6 +185,8 @@ function compileProjection (node: SchemaNode, shared: Record<string, unknown>, r
     const nullAt = Array.isArray(branches) ? branches.findIndex(isNullSchema) : -1
     if (branches.length !== 2 || nullAt === -1) throw new Unsupported('anyOf')
     if (STRUCTURAL.some(keyword => keyword !== 'anyOf' && keyword in node)) throw new Unsupported('anyOf with siblings')
+    // fast-json-stringify picks the first branch valid for the value: one without a type takes null too.
+    if (!takesNullable(branches[1 - nullAt]!, shared)) throw new Unsupported('anyOf of an untyped branch')
     const branch = compileProjection(branches[1 - nullAt]!, shared, refs)
     return value => value === null ? null : branch(value)
   }
