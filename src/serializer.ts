@@ -212,13 +212,15 @@ function compileProjection (node: SchemaNode, shared: Record<string, unknown>, r
 function arrayProjection (node: SchemaNode, shared: Record<string, unknown>, refs: Map<string, Projection>): Projection {
   if (Array.isArray(node.items)) throw new Unsupported('tuple items')
   const items = node.items === undefined ? asIs : compileProjection(node.items as SchemaNode, shared, refs)
+  const code = node.items === undefined ? KEEPS_ANY : keepsCode(node.items as SchemaNode, items, shared)
   return value => {
     if (value === null) return EMPTY_ARRAY
     if (!Array.isArray(value)) throw new TypeError('The value does not match the array schema.')
-    if (items === asIs) return value
+    if (code === KEEPS_ANY) return value
     // Copied only from the first item its projection changes: a list that meets the schema is kept.
     for (let i = 0; i < value.length; i++) {
       const item: unknown = value[i]
+      if (keeps(code, item)) continue
       const projected = items(item)
       if (projected === item) continue
       const out = value.slice(0, i)
@@ -232,11 +234,47 @@ function arrayProjection (node: SchemaNode, shared: Record<string, unknown>, ref
 
 const NOT_YET = Symbol('not projected yet')
 
-/** The typeof of a value its projection returns as it is, whatever the value: 'any', or 'none' for no such. */
-function plainTypeOf (schema: SchemaNode, projection: Projection): string {
-  if (projection === asIs) return 'any'
-  if (schema.nullable === true || schema.const !== undefined) return 'none'
-  return schema.type === 'string' || schema.type === 'boolean' ? schema.type : 'none'
+// What a value must be for its projection to return it as it is: checked inline, with no call.
+const KEEPS_NONE = 0
+const KEEPS_ANY = 1
+const KEEPS_STRING = 2
+const KEEPS_BOOLEAN = 3
+const KEEPS_NUMBER = 4
+const KEEPS_INTEGER = 5
+const KEEPS_BY_TYPE: Record<string, number> = { string: KEEPS_STRING, boolean: KEEPS_BOOLEAN, number: KEEPS_NUMBER, integer: KEEPS_INTEGER }
+/** Added to a code: null is kept too. */
+const OR_NULL = 8
+
+/** The KEEPS_ code of a compiled schema (its projection is `projection`). */
+function keepsCode (schema: SchemaNode, projection: Projection, shared: Record<string, unknown>): number {
+  if (projection === asIs) return KEEPS_ANY
+  if (typeof schema !== 'object' || schema === null) return KEEPS_NONE
+  if (typeof schema.$ref === 'string') {
+    const target = shared[schema.$ref.replace(/#$/, '')] as SchemaNode | undefined
+    return target === undefined || typeof target.$ref === 'string' ? KEEPS_NONE : keepsCode(target, projection, shared)
+  }
+  if (Array.isArray(schema.anyOf)) {
+    const branch = (schema.anyOf as SchemaNode[]).find(node => !isNullSchema(node))!
+    const code = keepsCode(branch, projection, shared)
+    return code === KEEPS_NONE ? KEEPS_NONE : code | OR_NULL
+  }
+  if (schema.const !== undefined) return KEEPS_NONE
+  const code = KEEPS_BY_TYPE[String(schema.type)] ?? KEEPS_NONE
+  return schema.nullable === true && code !== KEEPS_NONE ? code | OR_NULL : code
+}
+
+/** True when a projection of code `code` returns `value` as it is. */
+function keeps (code: number, value: unknown): boolean {
+  if (value === null) return (code & OR_NULL) !== 0
+  switch (code & 7) {
+    case KEEPS_ANY: return true
+    case KEEPS_STRING: return typeof value === 'string'
+    case KEEPS_BOOLEAN: return typeof value === 'boolean'
+    // NaN is thrown; every other number (Infinity too: JSON writes null for it, as fast-json-stringify does) is kept.
+    case KEEPS_NUMBER: return typeof value === 'number' && !Number.isNaN(value)
+    case KEEPS_INTEGER: return Number.isInteger(value)
+    default: return false
+  }
 }
 
 function objectProjection (node: SchemaNode, shared: Record<string, unknown>, refs: Map<string, Projection>): Projection {
@@ -248,8 +286,7 @@ function objectProjection (node: SchemaNode, shared: Record<string, unknown>, re
   const required = names.map(name => requiredNames.has(name))
   // Required but not declared: checked, never written (as fast-json-stringify).
   const requiredOnly = [...requiredNames].filter(name => !names.includes(name))
-  // The typeof a field has when its projection keeps it as it is: checked inline, no call.
-  const plain = entries.map(([, schema], i) => plainTypeOf(schema, projections[i]!))
+  const codes = entries.map(([, schema], i) => keepsCode(schema, projections[i]!, shared))
   // A declared name Object.prototype has (`constructor`): the source has it even when it does not.
   const inherited = names.map(name => name in Object.prototype)
   const declared = new Set(names)
@@ -303,8 +340,7 @@ function objectProjection (node: SchemaNode, shared: Record<string, unknown>, re
         if (required[i]) throw requiredMissing(names[i]!)
         continue
       }
-      const kind = typeof field
-      if (kind === plain[i] || plain[i] === 'any') {
+      if (keeps(codes[i]!, field)) {
         if (inherited[i] && !Object.hasOwn(source, names[i]!)) return copy(source, i, NOT_YET)
         continue
       }
