@@ -2,7 +2,8 @@
 // is down for everyone is refused at once instead of costing every caller its deadline. (The one retry,
 // of a connection dropped before any byte of an answer, is exchange.ts's.)
 // The breaker is a small state machine of our own with the semantics of cockatiel's SamplingBreaker (v4)
-// behind a policy with one half-open probe, and no promise of its own: a call is admitted, then settled.
+// behind a policy with one half-open probe, but a window that truly slides (FailureWindow), and no
+// promise of its own: a call is admitted, then settled.
 // cockatiel's execute() wrapped every call in three more promise layers and a result object (about 5 %
 // of the service's allocation per profile in the bench).
 import { isUpstreamError, upstreamError, type FailureReason, type UpstreamError } from './errors.ts'
