@@ -225,6 +225,14 @@ t.test('the deliberate differences, by name', async t => {
   t.throws(() => projectionSerializer({ type: 'integer' }, {})!(12n), TypeError, 'a BigInt as an integer throws')
   t.equal(fastJsonStringify({ type: 'integer' }, FJS)(12n), '12', 'fast-json-stringify writes its digits')
 
+  const hidden = Object.defineProperty({}, 'a', { value: 'hidden', enumerable: false })
+  const objectOfA = { type: 'object', properties: { a: { type: 'string' } } }
+  t.equal(projectionSerializer(objectOfA, {})!(hidden), '{}', 'a non-enumerable field of a value kept as it is is not written')
+  t.equal(fastJsonStringify(objectOfA, FJS)(hidden), '{"a":"hidden"}', 'fast-json-stringify reads it by name')
+
+  t.equal(projectionSerializer({ type: 'array' }, {})!([undefined, () => 1]), '[null,null]', 'undefined and functions in an open list are null')
+  t.equal(fastJsonStringify({ type: 'array' }, FJS)([undefined, () => 1]), '[undefined,undefined]', 'fast-json-stringify writes text that is not JSON')
+
   const schema = { type: 'object', properties: { a: { type: 'string' }, b: { type: 'string' } }, required: ['b'] }
   t.equal(projectionSerializer(schema, {})!({ a: 'x', b: 'y' }), '{"a":"x","b":"y"}', 'members in the order of the value')
   t.equal(fastJsonStringify(schema, FJS)({ a: 'x', b: 'y' }), '{"b":"y","a":"x"}', 'fast-json-stringify writes required ones first')
