@@ -1,7 +1,7 @@
 // The serializers: JSON.stringify of the schema's projection, and the nullable rewrite for the schemas left to
 // fast-json-stringify. Either way the JSON written is the one fast-json-stringify writes from the schema.
 import { createRequire } from 'node:module'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import * as fx from '../schemas/fixtures.ts'
 import { Profile } from '../schemas/profile.ts'
 import { collectShared, toRefs } from '../src/plugins/app/shared-schemas.ts'
@@ -78,4 +78,60 @@ t.test('a schema the projection does not support stays with fast-json-stringify'
   t.equal(projectionSerializer({ type: 'object', patternProperties: { '^x': { type: 'string' } } }, {}), undefined, 'patternProperties')
   t.equal(projectionSerializer({ $ref: 'Missing' }, {}), undefined, 'an unknown $ref')
   t.equal(projectionSerializer({ type: 'object', properties: { a: { type: 'string' } } }, {})?.({ a: 'x', b: 1 }), '{"a":"x"}')
+})
+
+/** What a serializer does with a value: the parsed JSON it writes, or that it threw. */
+function outcome (serialize: (value: unknown) => string, value: unknown): unknown {
+  try {
+    return { wrote: JSON.parse(serialize(value)) }
+  } catch {
+    return 'threw'
+  }
+}
+
+/** The projection does with `value` what fast-json-stringify does with it. */
+function sameAsFastJsonStringify (t: Test, name: string, schema: Record<string, unknown>, value: unknown) {
+  const projected = projectionSerializer(schema, {})
+  if (projected === undefined) throw new Error(`${name}: the schema must take the projection`)
+  t.strictSame(outcome(projected, value), outcome(fastJsonStringify(schema, { schema: {} }), value), name)
+}
+
+t.test('a required field after a field that changed is still checked (issue 21, finding 3)', async t => {
+  const schema = {
+    type: 'object',
+    properties: { a: { type: 'object', properties: { x: { type: 'string' } } }, b: { type: 'string' } },
+    required: ['a', 'b']
+  }
+  const projected = projectionSerializer(schema, {})!
+  t.throws(() => projected({ a: { x: '1', extra: true } }), /"b" is required!/, 'the copy checks it too')
+  t.throws(() => projected({ a: { x: '1' } }), /"b" is required!/, 'as the check without a copy does')
+  t.throws(() => projectionSerializer({ type: 'object', required: ['z'] }, {})!({}), /"z" is required!/, 'required, not declared')
+  sameAsFastJsonStringify(t, 'as fast-json-stringify', schema, { a: { x: '1', extra: true } })
+})
+
+t.test('where the projection and fast-json-stringify disagreed, they agree (issue 21, finding 4)', async t => {
+  const objectOfA = { properties: { a: { type: 'string' } } }
+  sameAsFastJsonStringify(t, 'properties without type is an object: undeclared fields dropped', objectOfA, { a: 'ok', secret: 'leak' })
+  t.equal(projectionSerializer(objectOfA, {})!({ a: 'ok', secret: 'leak' }), '{"a":"ok"}')
+  sameAsFastJsonStringify(t, 'items without type is an array', { items: { type: 'object', ...objectOfA } }, [{ a: 'ok', secret: 'leak' }])
+
+  class Record { toJSON () { return { a: 'ok', secret: 'leak' } } }
+  sameAsFastJsonStringify(t, 'an inherited toJSON is written through the schema', { type: 'object', ...objectOfA }, new Record())
+  t.equal(projectionSerializer({ type: 'object', ...objectOfA }, {})!(new Record()), '{"a":"ok"}')
+
+  const hostile = JSON.parse('{"a":{"x":"1","extra":true},"__proto__":{"polluted":true}}') as unknown
+  const open = { type: 'object', properties: { a: { type: 'object', properties: { x: { type: 'string' } } } }, additionalProperties: true }
+  sameAsFastJsonStringify(t, 'a __proto__ key of an open object is a field', open, hostile)
+  t.equal(projectionSerializer(open, {})!(hostile), '{"a":{"x":"1"},"__proto__":{"polluted":true}}', 'and never the prototype')
+
+  const day = new Date(2024, 4, 17, 23, 30)
+  sameAsFastJsonStringify(t, 'a Date under format: date is its local day', { type: 'string', format: 'date' }, day)
+  t.equal(projectionSerializer({ type: 'string', format: 'date' }, {})!(day), '"2024-05-17"')
+  sameAsFastJsonStringify(t, 'a Date under format: time is its local time', { type: 'string', format: 'time' }, day)
+  sameAsFastJsonStringify(t, 'NaN as a number throws', { type: 'number' }, Number.NaN)
+  sameAsFastJsonStringify(t, '1.5 as an integer is 1', { type: 'integer' }, 1.5)
+  sameAsFastJsonStringify(t, 'null as a string is ""', { type: 'string' }, null)
+  sameAsFastJsonStringify(t, 'a number as a string is its digits', { type: 'object', properties: { n: { type: 'string' } } }, { n: 12 })
+  sameAsFastJsonStringify(t, 'null as an object is {}', { type: 'object', ...objectOfA }, null)
+  sameAsFastJsonStringify(t, 'a const is written whatever the value', { type: 'string', const: 'x' }, 'y')
 })

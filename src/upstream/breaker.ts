@@ -2,7 +2,8 @@
 // is down for everyone is refused at once instead of costing every caller its deadline. (The one retry,
 // of a connection dropped before any byte of an answer, is exchange.ts's.)
 // The breaker is a small state machine of our own with the semantics of cockatiel's SamplingBreaker (v4)
-// behind a policy with one half-open probe, and no promise of its own: a call is admitted, then settled.
+// behind a policy with one half-open probe, but a window that truly slides (FailureWindow), and no
+// promise of its own: a call is admitted, then settled.
 // cockatiel's execute() wrapped every call in three more promise layers and a result object (about 5 %
 // of the service's allocation per profile in the bench).
 import { isUpstreamError, upstreamError, type FailureReason, type UpstreamError } from './errors.ts'
@@ -63,60 +64,72 @@ function verdictOf (error: unknown, budgeted: boolean): Verdict {
 const failedAnswer = (result: { outcome: string, status: number }) => result.outcome === 'status' && isServerError(result.status)
 
 /**
- * The failure rate over a sliding window, as cockatiel's SamplingBreaker (v4) measures it: the window is
- * max(5, ceil(window / 1 s)) buckets of a rounded size; a call lands in the current bucket, which moves on
- * (emptying the oldest) when it is older than a bucket. The rate counts once the window holds at least
- * `minCalls` calls: exactly that, free of the rounding of the bucket size.
+ * The failure rate over a sliding window of time, in max(5, ceil(window / 1 s)) buckets of a rounded
+ * size: a call lands in the bucket of its time (time / bucket size); the window holds the buckets of the
+ * last `count` bucket times, and every older one is emptied however long the quiet was. (cockatiel's
+ * SamplingBreaker moved on by one bucket per call, so a failure could outlive its window by hours.) The
+ * rate counts once the window holds at least `minCalls` calls: exactly that, free of the rounding.
  */
-class FailureWindow {
-  readonly #buckets: Array<{ startedAt: number, failures: number, successes: number }> = []
+export class FailureWindow {
+  readonly #failuresIn: Int32Array
+  readonly #successesIn: Int32Array
   readonly #bucketMs: number
   readonly #threshold: number
   readonly #minCalls: number
-  #current = 0
+  readonly #now: () => number
+  /** The bucket time (time / bucket size) of the newest bucket; calls from a clock set back land in it. */
+  #newest = -Infinity
   #failures = 0
   #successes = 0
 
-  constructor ({ failureRatePercent, minCalls, windowMs }: BreakerOptions) {
+  constructor ({ failureRatePercent, minCalls, windowMs }: BreakerOptions, now: () => number = Date.now) {
     const count = Math.max(5, Math.ceil(windowMs / 1000))
-    for (let i = 0; i < count; i++) this.#buckets.push({ startedAt: 0, failures: 0, successes: 0 })
-    this.#bucketMs = Math.round(windowMs / count)
+    this.#failuresIn = new Int32Array(count)
+    this.#successesIn = new Int32Array(count)
+    this.#bucketMs = Math.max(1, Math.round(windowMs / count))
     this.#threshold = failureRatePercent / 100
     this.#minCalls = minCalls
+    this.#now = now
   }
 
   /** Records one call; for a failure, true when the window now says the operation is down. */
   record (failed: boolean): boolean {
-    const now = Date.now()
-    let bucket = this.#buckets[this.#current]!
-    if (now - bucket.startedAt >= this.#bucketMs) {
-      this.#current = (this.#current + 1) % this.#buckets.length
-      bucket = this.#buckets[this.#current]!
-      this.#failures -= bucket.failures
-      this.#successes -= bucket.successes
-      bucket.startedAt = now
-      bucket.failures = 0
-      bucket.successes = 0
+    const at = Math.floor(this.#now() / this.#bucketMs)
+    const count = this.#failuresIn.length
+    if (at > this.#newest) {
+      // Empties every bucket time passed since the newest, at most the whole window.
+      if (at - this.#newest >= count) this.#clear()
+      else for (let t = this.#newest + 1; t <= at; t++) this.#empty(t % count)
+      this.#newest = at
     }
+    const bucket = this.#newest % count
     if (!failed) {
-      bucket.successes++
+      this.#successesIn[bucket]!++
       this.#successes++
       return false
     }
-    bucket.failures++
+    this.#failuresIn[bucket]!++
     this.#failures++
     const total = this.#failures + this.#successes
     return total >= this.#minCalls && this.#failures > this.#threshold * total
   }
 
   reset (): void {
+    this.#clear()
+  }
+
+  #empty (bucket: number): void {
+    this.#failures -= this.#failuresIn[bucket]!
+    this.#successes -= this.#successesIn[bucket]!
+    this.#failuresIn[bucket] = 0
+    this.#successesIn[bucket] = 0
+  }
+
+  #clear (): void {
+    this.#failuresIn.fill(0)
+    this.#successesIn.fill(0)
     this.#failures = 0
     this.#successes = 0
-    for (const bucket of this.#buckets) {
-      bucket.startedAt = 0
-      bucket.failures = 0
-      bucket.successes = 0
-    }
   }
 }
 
@@ -155,14 +168,19 @@ export interface Breakers {
   states (): Record<OperationName, BreakerState>
 }
 
-export function createBreakers (options: BreakerOptions, onChange?: (operation: OperationName, state: BreakerState) => void): Breakers {
+/** `now`: the clock, Date.now but in tests. */
+export function createBreakers (
+  options: BreakerOptions,
+  onChange?: (operation: OperationName, state: BreakerState) => void,
+  now: () => number = Date.now
+): Breakers {
   const breakers = new Map<OperationName, OperationBreaker>()
-  for (const operation of operationNames) breakers.set(operation, { state: 'closed', openedAt: 0, epoch: 0, window: new FailureWindow(options) })
+  for (const operation of operationNames) breakers.set(operation, { state: 'closed', openedAt: 0, epoch: 0, window: new FailureWindow(options, now) })
 
   function become (operation: OperationName, breaker: OperationBreaker, state: BreakerState): void {
     breaker.state = state
     breaker.epoch++
-    if (state === 'open') breaker.openedAt = Date.now()
+    if (state === 'open') breaker.openedAt = now()
     onChange?.(operation, state)
   }
 
@@ -192,7 +210,7 @@ export function createBreakers (options: BreakerOptions, onChange?: (operation: 
   function refused (operation: OperationName, breaker: OperationBreaker): BreakerRefusal {
     const error = upstreamError('breaker_open', { operation, status: null, redirects: [], duration_ms: 0 }) as BreakerRefusal
     // Open: until the half-open delay ends. Half-open: the probe is out and decides soon.
-    const left = breaker.openedAt + options.halfOpenAfterMs - Date.now()
+    const left = breaker.openedAt + options.halfOpenAfterMs - now()
     error.retryAfterS = Math.max(1, Math.ceil(left / 1000))
     error.headers = { 'retry-after': String(error.retryAfterS) }
     return error
@@ -205,7 +223,7 @@ export function createBreakers (options: BreakerOptions, onChange?: (operation: 
     if (breaker.state === 'half_open') throw refused(operation, breaker)
     if (breaker.state === 'closed') return NOT_PROBE
     // Open past its delay: this call is the probe.
-    if (Date.now() - breaker.openedAt < options.halfOpenAfterMs) throw refused(operation, breaker)
+    if (now() - breaker.openedAt < options.halfOpenAfterMs) throw refused(operation, breaker)
     become(operation, breaker, 'half_open')
     return breaker.epoch
   }

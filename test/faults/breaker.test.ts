@@ -2,7 +2,7 @@
 // a window of a minute so no test outlasts it). A broken record is one caller's 502, never everyone's
 // 503; an operation failing for every caller is refused after about 20 calls (shown by the fault
 // upstream's counts, not by timing); a probe after the half-open delay closes it again; each operation
-// has its own breaker.
+// has its own breaker; failures older than the window are forgotten after a quiet spell.
 import t, { type Test } from 'tap'
 import type { IncomingHttpHeaders } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -159,4 +159,31 @@ t.test("dealers failing for everyone: their breakers open, profiles degrade with
   t.equal(status, 200)
   t.match(body, { operation: 'dealer.discount', status: 200, contract: { valid: true } })
   t.equal(upstream.counts()['dealer.discount'], calls + 1, 'the console reached the dealer despite the open breaker')
+})
+
+t.test('failures older than the window are forgotten, however quiet the operation since (issue 21, finding 1)', async t => {
+  const WINDOW_MS = 2000
+  const base = await warmService(t, { ...ENV, UPSTREAM_BREAKER_WINDOW_MS: String(WINDOW_MS) })
+  // Only the requests of the broken client meet a 500: the window sees failures and the others' successes.
+  upstream.set('dealer.discount', (_operation, headers: IncomingHttpHeaders) =>
+    String(headers['x-request-id']).startsWith('broken-') ? { kind: 'status', status: 500 } : NORMAL)
+  const healthyProfile = async (name: string) => {
+    const { status, headers } = await readAnswer(t, await profile(base, petrova.identity))
+    t.equal(status, 200)
+    t.equal(headers.get('x-degraded'), null, `${name}: a healthy client's profile is whole`)
+  }
+
+  for (let i = 0; i < MIN_CALLS - 2; i++) {
+    const { status, headers } = await readAnswer(t, await profile(base, ivanov.identity, `broken-${i}`))
+    t.equal(status, 200)
+    t.equal(headers.get('x-degraded'), 'discount', `broken profile ${i + 1}: its discount degraded`)
+  }
+  await healthyProfile('under the minimum volume')
+  // Quiet for longer than the window: every failure so far is older than it.
+  await sleep(WINDOW_MS + 200)
+  const { headers } = await readAnswer(t, await profile(base, ivanov.identity, 'broken-late'))
+  t.equal(headers.get('x-degraded'), 'discount', 'one more broken profile')
+  const before = upstream.counts()['dealer.discount']
+  await healthyProfile('after the quiet and one failure')
+  t.equal(upstream.counts()['dealer.discount'], before + 1, 'its discount was asked, not refused by a breaker')
 })

@@ -10,7 +10,8 @@ import * as fx from '../../schemas/fixtures.ts'
 import { createUpstreamClient, type BreakerState, type ExchangeEvent, type UpstreamClient, type UpstreamClientOptions } from '../../src/upstream/client.ts'
 import { isUpstreamError, type UpstreamError } from '../../src/upstream/errors.ts'
 import type { OperationName } from '../../src/upstream/operations.ts'
-import { retryAfterOf } from '../../src/upstream/breaker.ts'
+import { createBreakers, DEFAULT_BREAKER_OPTIONS, NOT_PROBE, retryAfterOf, type Breakers } from '../../src/upstream/breaker.ts'
+import { upstreamError } from '../../src/upstream/errors.ts'
 import { operations } from '../../src/upstream/operations.ts'
 import { startDeadline } from '../../src/upstream/transport/deadline.ts'
 import { postFollowingRedirects } from '../../src/upstream/transport/exchange.ts'
@@ -281,6 +282,51 @@ t.test('breaker: false goes past the breaker, and its outcomes do not move it', 
   for (let i = 0; i < 2; i++) t.equal((await up.client.exchange('passport.get_client', fx.passportParams, { breaker: false })).outcome, 'status')
   t.equal(up.client.breakerStates()['passport.get_client'], 'closed', 'bypassing failures do not open it')
   t.match(up.events.map(e => e.outcome), ['status', 'ok', 'status', 'status'], 'the observer still hears them')
+})
+
+/** The default breakers on a clock the test moves; `connectFailures(n)` settles n dropped connections. */
+function breakersOnClock (start = 1_700_000_000_000) {
+  let now = start
+  const transitions: Array<[OperationName, BreakerState, number]> = []
+  const breakers: Breakers = createBreakers(DEFAULT_BREAKER_OPTIONS, (operation, state) => {
+    transitions.push([operation, state, (now - start) / 1000])
+  }, () => now)
+  const connect = () => upstreamError('connect', { operation: 'dealer.client', status: null, redirects: [], duration_ms: 3 })
+  return {
+    breakers,
+    transitions,
+    advance: (ms: number) => { now += ms },
+    connectFailures (n: number) {
+      for (let i = 0; i < n; i++) breakers.settleError('dealer.client', breakers.admit('dealer.client'), connect(), false)
+    }
+  }
+}
+
+t.test('the window forgets failures older than it, however long the quiet (issue 21, finding 1)', async t => {
+  const clock = breakersOnClock()
+  clock.connectFailures(19)
+  t.equal(clock.breakers.states()['dealer.client'], 'closed', '19 failures: under the 20-call minimum')
+  clock.advance(6 * 3600_000)
+  clock.connectFailures(1)
+  t.equal(clock.breakers.states()['dealer.client'], 'closed', 'six hours later one failure is one call in the window')
+  t.strictSame(clock.transitions, [])
+  t.equal(clock.breakers.admit('dealer.client'), NOT_PROBE, 'the next call is sent')
+
+  t.test('a quiet of just over the window forgets as much', async t => {
+    const clock = breakersOnClock()
+    clock.connectFailures(19)
+    clock.advance(DEFAULT_BREAKER_OPTIONS.windowMs + 2000)
+    clock.connectFailures(1)
+    t.equal(clock.breakers.states()['dealer.client'], 'closed')
+  })
+  t.test('while failures within the window still open it', async t => {
+    const clock = breakersOnClock()
+    clock.connectFailures(19)
+    clock.advance(DEFAULT_BREAKER_OPTIONS.windowMs / 2)
+    clock.connectFailures(1)
+    t.strictSame(clock.transitions, [['dealer.client', 'open', 5]])
+    t.equal(retryAfterOf(await failure(Promise.resolve().then(() => clock.breakers.admit('dealer.client')))), 10)
+  })
 })
 
 // Retry: over real sockets. A server on port 0 that counts requests and connections.
