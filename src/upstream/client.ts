@@ -176,13 +176,14 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
     }
     let answer = await postFollowingRedirects(wire)
     if (wire.stopAtRedirect === true && (answer.status === 404 || (answer.status >= 300 && answer.status < 400))) {
-      // The learned location moved: forget it and start again from the documented path, a new exchange.
-      learned.delete(name)
+      // The learned location may have moved: start again from the documented path, a new exchange. The learned
+      // path is only replaced by one that answered: a fallback that fails proves it wrong no more than right.
       answer = await postFollowingRedirects({ ...wire, url: documented[name], stopAtRedirect: false })
     }
     const result = interpret(name, answer, contracts[name], call.wholeBodyDepth === true)
-    if ((result.outcome === 'ok' || result.outcome === 'not_found') && answer.url.href !== documented[name].href) {
-      learned.set(name, answer.url)
+    if (result.outcome === 'ok' || result.outcome === 'not_found') {
+      if (answer.url.href !== documented[name].href) learned.set(name, answer.url)
+      else learned.delete(name)
     }
     return {
       operation: name,

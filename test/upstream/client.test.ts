@@ -200,16 +200,40 @@ t.test('a new redirect on the learned location falls back to the documented path
   await call(up.client, contractor)
 
   up.post(`${contractor.path}/`).reply(307, '', { headers: { location: v2 } })
-  up.post(contractor.path).reply(307, '', { headers: { location: v2 } }).times(2)
+  up.post(contractor.path).reply(307, '', { headers: { location: v2 } })
   const error = await rejects(t, call(up.client, contractor), 'redirect_invalid', 502, 'UPSTREAM_BAD_RESPONSE')
   t.strictSame(error.exchange.redirects, [{ status: 307, location: v2 }], 'the refused hop is recorded')
 
-  await rejects(t, call(up.client, contractor), 'redirect_invalid', 502, 'UPSTREAM_BAD_RESPONSE')
   t.strictSame(up.calls().map(c => c.path), [
     contractor.path, `${contractor.path}/`,
-    `${contractor.path}/`, contractor.path,
-    contractor.path
-  ], 'v2 is never asked, and the documented path is asked again: nothing was learned')
+    `${contractor.path}/`, contractor.path
+  ], 'v2 is never asked')
+
+  // The upstream is itself again: the learned location was never wrong, so the next call takes one round trip.
+  up.post(`${contractor.path}/`).reply(200, contractor.answer, { headers: JSON_UTF8 })
+  const next = await call(up.client, contractor)
+  t.equal(next.kind, 'ok')
+  t.strictSame(next.exchange.redirects, [], 'no 307 round trip')
+  t.equal(up.calls().at(-1)?.path, `${contractor.path}/`, 'the learned location is kept, v2 never learned')
+})
+
+t.test('a refused redirect of the fallback never erases the learned location', async t => {
+  const up = mockUpstream(t)
+  up.post(discount.path).reply(...slashRedirect(discount.path))
+  up.post(`${discount.path}/`).reply(200, discount.answer, { headers: JSON_UTF8 })
+  await call(up.client, discount)
+
+  up.post(`${discount.path}/`).reply(404, 'Not Found', { headers: { 'content-type': 'text/html' } })
+  up.post(discount.path).reply(307, '', { headers: { location: 'http://elsewhere.test/x' } })
+  await rejects(t, call(up.client, discount), 'redirect_refused', 502, 'UPSTREAM_BAD_RESPONSE')
+
+  up.post(`${discount.path}/`).reply(200, discount.answer, { headers: JSON_UTF8 })
+  t.equal((await call(up.client, discount)).kind, 'ok')
+  t.strictSame(up.calls().map(c => c.path), [
+    discount.path, `${discount.path}/`,
+    `${discount.path}/`, discount.path,
+    `${discount.path}/`
+  ], 'one round trip after the refused redirect')
 })
 
 t.test('the passport key reaches no other path: only the documented path plus a slash is followed', async t => {
