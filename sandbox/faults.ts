@@ -17,6 +17,7 @@ export type Fault =
   | { kind: 'huge', bytes: number, declared?: boolean } // 200 JSON streamed in chunks; content-length only when declared
   | { kind: 'redirect_loop', mode: 'self' | 'ping_pong' } // 307 to itself, or between the slashed and unslashed paths
   | { kind: 'cross_origin' } // 307 to the same path on `elsewhere`
+  | { kind: 'answer', status: number, body: unknown } // this JSON answer, whoever is asked for (a not-found, another client's record)
 
 /**
  * A fault, or a function choosing one per request: the soak's random faults, or a test's choice by the
@@ -157,6 +158,9 @@ export async function startFaultUpstream (options: { keys: Record<KeyName, strin
         res.writeHead(307, { location, 'content-type': 'text/html' }).end('<html>Temporary Redirect</html>')
         return
       }
+      case 'answer':
+        res.writeHead(fault.status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(fault.body))
+        return
       case 'cross_origin':
         res.writeHead(307, { location: `${elsewhereUrl}${path.endsWith('/') ? path : `${path}/`}`, 'content-type': 'text/html' }).end()
     }

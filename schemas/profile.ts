@@ -29,6 +29,13 @@ export const DegradedSection = Type.Enum(degradableSections, {
   description: 'A profile section that could not be loaded.'
 })
 
+/** The sections a last-known copy can stand in for, in the order `stale` lists them. */
+export const staleSections = ['passport', 'discount', 'contractor'] as const
+
+export const StaleSection = Type.Enum(staleSections, {
+  description: 'A profile section answered from the client\'s last good copy: `passport` is the client and its cars.'
+})
+
 export const Profile = Type.Object({
   uid_client: Uuid,
   client: Client,
@@ -42,6 +49,12 @@ export const Profile = Type.Object({
       'The same names come in the `x-degraded` header as a comma list; the header is absent when this list is empty. ' +
       'A null section that is not listed here is an answer, not a failure: `discount` is null when the client ' +
       'has no bonuses, `contractor` when the dealer has no contractor record of the client.'
+  }),
+  stale: Type.Array(StaleSection, {
+    uniqueItems: true,
+    description: 'Sections answered from the client\'s last good copy because fresh data could not be had (the passport ' +
+      'or a dealer lookup failed); empty when everything is fresh. The same names come in the `x-stale` header as a ' +
+      'comma list (absent when empty), and `Age` gives the seconds since the oldest of them was fetched.'
   })
 }, {
   $id: 'Profile',
@@ -55,20 +68,23 @@ export const Profile = Type.Object({
       catalog_cars_favourites: example.catalogCarsFavourites.map(decoded),
       discount: example.discountWithBonuses.data,
       contractor: example.contractor,
-      degraded: []
+      degraded: [],
+      stale: []
     },
     {
       uid_client: example.IVANOV.uid_client,
       client: example.client,
       catalog_cars_view: example.catalogCarsView.map(decoded),
       catalog_cars_favourites: example.catalogCarsFavourites.map(decoded),
-      discount: null,
+      discount: example.discountWithBonuses.data,
       contractor: null,
-      degraded: ['contractor']
+      degraded: ['contractor'],
+      stale: ['discount']
     }
   ]
 })
 
 export type ProfileBreadcrumb = Static<typeof ProfileBreadcrumb>
 export type DegradedSection = Static<typeof DegradedSection>
+export type StaleSection = Static<typeof StaleSection>
 export type Profile = Static<typeof Profile>

@@ -33,6 +33,8 @@ export interface AppOverrides {
   /** Replaces the pino options (tests capture logs, the dev runner prints them for people). */
   logger?: FastifyServerOptions['logger']
   loggerInstance?: FastifyServerOptions['loggerInstance']
+  /** The clock of last-known profiles, epoch milliseconds (tests age copies without waiting). */
+  now?: () => number
 }
 
 // Probes and scrapes arrive every few seconds from machines, not people: they get no span.
@@ -86,7 +88,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
   })
 
   await fastify.register(health)
-  await fastify.register(profile, { config })
+  await fastify.register(profile, { config, ...(overrides.now === undefined ? {} : { now: overrides.now }) })
   await fastify.register(consoleRoute, { config })
   return fastify
 }

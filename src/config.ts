@@ -62,6 +62,11 @@ export const ConfigSchema = Type.Object({
   REDIS_KEY_PREFIX: Type.String({ pattern: '^[A-Za-z0-9:_.-]{1,64}$', default: 'dealer-bff:rl:', description: 'Prefix of every rate-limit key in Redis (letters, digits, `:_.-`), so several services can share one Redis.' }),
   REDIS_TIMEOUT_MS: Type.Integer({ minimum: 10, maximum: 5000, default: 100, description: 'Longest wait for one Redis command; past it the limit fails open and the request is served.' }),
   REDIS_CONNECT_TIMEOUT_MS: Millis(1000, 'Longest wait for a connection to Redis, at start-up too, before retrying in the background (requests never wait for it).'),
+  PROFILE_STALE_IF_ERROR_S: Type.Integer({ minimum: 0, maximum: 30 * 86_400, default: 86_400, description: 'How old (seconds) a client\'s last good profile may be and still be answered when fresh data cannot be had (passport failure other than not-found, a dealer section failing); 0 turns last-known profiles off.' }),
+  PROFILE_FRESH_S: Type.Integer({ minimum: 0, maximum: 86_400, default: 0, description: 'A last-known profile younger than this (seconds) is answered without calling the upstream (bursts at app start); 0 is off. Each client then sees changes up to this late.' }),
+  PROFILE_CACHE_MAX_BYTES: Type.Integer({ minimum: 65_536, maximum: 1024 * 1024 * 1024, default: 16 * 1024 * 1024, description: 'Bound of the in-process store of last-known profiles (serialized bytes; least recently used out first).' }),
+  PROFILE_CACHE_KEY: Type.Optional(Type.String({ pattern: '^\\s*[A-Za-z0-9+/=_-]{43,44}\\s*(,\\s*[A-Za-z0-9+/=_-]{43,44}\\s*)*$', description: '32 random bytes in base64 (a comma list rotates: the first encrypts and names, all decrypt); with REDIS_URL, last-known profiles live in Redis, AES-256-GCM encrypted, under HMAC key names.' })),
+  PROFILE_CACHE_REDIS_PREFIX: Type.String({ pattern: '^[A-Za-z0-9:_.-]{1,64}$', default: 'dealer-bff:lk:', description: 'Prefix of every last-known profile key in Redis (letters, digits, `:_.-`).' }),
   LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info', description: 'pino log level.' })
 })
 
@@ -131,7 +136,8 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     problems.push('TRUST_PROXY must be true, false, or a comma list of addresses, CIDRs or loopback/linklocal/uniquelocal')
   }
   if (config !== undefined) {
-    problems.push(...serverTimeoutProblems(config), ...consoleKeyProblems(config), ...upstreamUrlProblems(config), ...jwksUrlProblems(config))
+    problems.push(...serverTimeoutProblems(config), ...consoleKeyProblems(config), ...upstreamUrlProblems(config),
+      ...jwksUrlProblems(config), ...profileCacheKeyProblems(config))
   }
   for (const [name, instead] of Object.entries(RETIRED)) {
     if (data[name] !== undefined) problems.push(`${name} is no longer supported; ${instead}`)
@@ -246,4 +252,18 @@ function jwksUrlProblems (config: Config): string[] {
     return ['AUTH_JWKS_URL must be https:// (keys fetched in clear text could be replaced on the way); http:// is accepted for the loopback only']
   }
   return []
+}
+
+/** Each PROFILE_CACHE_KEY entry must be 32 bytes, or AES-256 and the key names cannot use it. */
+function profileCacheKeyProblems (config: Config): string[] {
+  if (config.PROFILE_CACHE_KEY === undefined) return []
+  const keys = profileCacheKeys(config.PROFILE_CACHE_KEY)
+  if (keys.some(key => key.length !== 32)) return ['PROFILE_CACHE_KEY must be a comma list of 32-byte keys in base64 (openssl rand -base64 32)']
+  if (new Set(keys.map(key => key.toString('hex'))).size !== keys.length) return ['PROFILE_CACHE_KEY lists a key twice']
+  return []
+}
+
+/** PROFILE_CACHE_KEY's keys as bytes, the encrypting one first. */
+export function profileCacheKeys (value: string): Buffer[] {
+  return value.split(',').map(entry => Buffer.from(entry.trim(), 'base64'))
 }

@@ -2,7 +2,8 @@
 import { Compile } from 'typebox/compile'
 import type { ContractorResult, DiscountResult, Contractor, DiscountData } from '../../schemas/dealer.ts'
 import { BreadcrumbData, type Breadcrumb, type PassportClientFound } from '../../schemas/passport.ts'
-import type { DegradedSection, Profile, ProfileBreadcrumb } from '../../schemas/profile.ts'
+import type { DegradedSection, Profile, ProfileBreadcrumb, StaleSection } from '../../schemas/profile.ts'
+import type { PassportPart } from './last-known/entry.ts'
 
 /** The dealer sections of a profile; null in a section named in `degraded` means it failed to load. */
 export interface DealerSections {
@@ -19,6 +20,20 @@ export function discountSection (result: DiscountResult): DiscountData | null {
 /** The contractor record, or null when the dealer answers without one (`success: false` or `data: null`). */
 export function contractorSection (result: ContractorResult): Contractor | null {
   return result.success ? result.data : null
+}
+
+/** A profile from its parts; `stale` names those that come from the last-known copy. */
+export function assemble (part: PassportPart, sections: DealerSections, stale: StaleSection[]): Profile {
+  return {
+    uid_client: part.uid_client,
+    client: part.client,
+    catalog_cars_view: part.catalog_cars_view,
+    catalog_cars_favourites: part.catalog_cars_favourites,
+    discount: sections.discount,
+    contractor: sections.contractor,
+    degraded: sections.degraded,
+    stale
+  }
 }
 
 export function createProfileComposer () {
@@ -46,19 +61,21 @@ export function createProfileComposer () {
     return out
   }
 
-  function compose (found: PassportClientFound, sections: DealerSections): Profile {
+  /** The passport's part of the profile, as the front sends it and as a last-known copy keeps it. */
+  function passportPart (found: PassportClientFound): PassportPart {
     return {
       uid_client: found.uid_client,
       client: found.client,
       catalog_cars_view: decodeBreadcrumbs(found.catalog_cars_view),
-      catalog_cars_favourites: decodeBreadcrumbs(found.catalog_cars_favourites),
-      discount: sections.discount,
-      contractor: sections.contractor,
-      degraded: sections.degraded
+      catalog_cars_favourites: decodeBreadcrumbs(found.catalog_cars_favourites)
     }
   }
 
-  return { compose, decodeBreadcrumbData, decodeBreadcrumbs }
+  function compose (found: PassportClientFound, sections: DealerSections, stale: StaleSection[] = []): Profile {
+    return assemble(passportPart(found), sections, stale)
+  }
+
+  return { compose, assemble, passportPart, decodeBreadcrumbData, decodeBreadcrumbs }
 }
 
 export type ProfileComposer = ReturnType<typeof createProfileComposer>

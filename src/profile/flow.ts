@@ -7,6 +7,7 @@ import { activeTracer } from '../tracing/tracer.ts'
 import type { UpstreamClient } from '../upstream/client.ts'
 import { pickTracingHeaders } from '../upstream/transport/tracing-headers.ts'
 import { createProfileComposer } from './compose.ts'
+import type { LastKnown } from './last-known/last-known.ts'
 import { loadProfile, type LoadContext, type LoadedProfile } from './load.ts'
 import { createSingleFlight } from './single-flight.ts'
 import { profileSpans } from './spans.ts'
@@ -21,7 +22,7 @@ export interface ProfileRequest {
   res: ServerResponse
 }
 
-export function createProfileFlow (options: { upstream: UpstreamClient, budgetMs: number }) {
+export function createProfileFlow (options: { upstream: UpstreamClient, budgetMs: number, lastKnown: LastKnown | null }) {
   const ctx: LoadContext = { ...options, composer: createProfileComposer() }
   const flights = createSingleFlight<LoadedProfile>()
   // Decided once: with tracing off, `spans` is null and a request makes no span work at all.

@@ -1,26 +1,42 @@
 // The upstream work of one profile (design.md section 4): the passport lookup for the token's client,
-// then the discount and contractor lookups in parallel, all under one time budget.
+// then the discount and contractor lookups in parallel, all under one time budget. When fresh data
+// cannot be had, the client's last-known copy stands in (last-known/), within the same budget.
 import type { FastifyBaseLogger } from 'fastify'
-import type { Profile } from '../../schemas/profile.ts'
+import type { DegradedSection, Profile, StaleSection } from '../../schemas/profile.ts'
 import { ClientNotFoundError } from '../errors.ts'
 import type { Caller } from '../plugins/app/auth.ts'
 import type { CallOptions, UpstreamClient } from '../upstream/client.ts'
 import { isUpstreamError, upstreamError } from '../upstream/errors.ts'
 import type { TracingHeaders } from '../upstream/transport/tracing-headers.ts'
-import { contractorSection, discountSection, type DealerSections, type ProfileComposer } from './compose.ts'
+import { assemble, contractorSection, discountSection, type DealerSections, type ProfileComposer } from './compose.ts'
+import { oldestOf } from './last-known/entry.ts'
+import type { LastKnown, LastKnownEntry } from './last-known/last-known.ts'
+
+/** Where an answer's data came from: all from the upstream, partly from the copy, or all from a copy within PROFILE_FRESH_S. */
+export type Freshness = 'fresh' | 'stale' | 'cached'
 
 /** A profile ready to send: shared read-only by every request of one single-flight run. */
 export interface LoadedProfile {
   profile: Profile
   /** The x-degraded header value, undefined when nothing is degraded. */
   degraded: string | undefined
+  /** The x-stale header value, undefined when nothing is stale. */
+  stale: string | undefined
+  /** The Age header: seconds since the oldest section taken from a copy was fetched; undefined when none was. */
+  age: number | undefined
+  freshness: Freshness
 }
 
 export interface LoadContext {
   upstream: UpstreamClient
   composer: ProfileComposer
   budgetMs: number
+  /** Null when last-known copies are off. */
+  lastKnown: LastKnown | null
 }
+
+/** Why each dealer section failed (a failure reason), for the sections that did. */
+type DealerFailures = Partial<Record<DegradedSection, string>>
 
 /**
  * Loads one profile under a budget that starts now. `run` is the single-flight run's own controller:
@@ -28,62 +44,149 @@ export interface LoadContext {
  */
 export async function loadProfile (ctx: LoadContext, caller: Caller, headers: TracingHeaders,
   run: AbortController, log: FastifyBaseLogger): Promise<LoadedProfile> {
-  const { upstream, budgetMs } = ctx
+  const { upstream, budgetMs, lastKnown } = ctx
   const started = performance.now()
+  const remaining = () => Math.floor(budgetMs - (performance.now() - started))
   // A timer, not AbortSignal.timeout(): Node 24 retains composite timeout signals (docs/performance.md).
   const timer = setTimeout(() => { run.abort(new DOMException('The profile budget ran out', 'TimeoutError')) }, budgetMs)
   timer.unref()
   const signal = run.signal
   try {
-    const passport = await upstream.call('passport.get_client',
-      { vendor: caller.vendor, login: caller.login, uid_client: caller.uid_client }, { headers, signal })
-    if (passport.kind === 'not_found') throw new ClientNotFoundError()
+    // Only with PROFILE_FRESH_S: otherwise the fresh path never waits on the store.
+    let copy: LastKnownEntry | undefined
+    if (lastKnown !== null && lastKnown.freshMs > 0) {
+      copy = await lastKnown.read(caller, remaining())
+      if (copy !== undefined && lastKnown.fresh(copy)) return fromCopy(lastKnown, copy, 'fresh_window')
+    }
+    let passport
+    try {
+      passport = await upstream.call('passport.get_client',
+        { vendor: caller.vendor, login: caller.login, uid_client: caller.uid_client }, { headers, signal })
+    } catch (error) {
+      // Only an upstream failure; a bug of ours is not hidden behind yesterday's profile.
+      if (lastKnown === null || !isUpstreamError(error)) throw error
+      copy ??= await lastKnown.read(caller, remaining())
+      const servable = copy === undefined ? undefined : lastKnown.servable(copy)
+      if (servable?.passport === undefined) throw error
+      log.warn({ code: error.code, reason: error.reason, upstream: error.exchange }, 'profile answered from the last-known copy')
+      return fromCopy(lastKnown, servable, error.reason)
+    }
+    if (passport.kind === 'not_found') {
+      // The account is gone: so is its copy.
+      lastKnown?.forget(caller)
+      throw new ClientNotFoundError()
+    }
     const found = passport.value
     // Another client's record must never reach this caller, whatever the upstream does.
     if (found.uid_client.toUpperCase() !== caller.uid_client) {
+      lastKnown?.forget(caller)
       const { operation, status, redirects, duration_ms: duration } = passport.exchange
       throw upstreamError('contract', { operation, status, redirects, duration_ms: duration })
     }
     // The dealers get what is left of the budget; when nothing is, they fail at once and are degraded.
-    const remaining = Math.max(1, Math.floor(budgetMs - (performance.now() - started)))
-    const sections = await loadDealerSections(upstream, caller.uid_client, { headers, signal, timeoutMs: remaining }, log)
-    return {
-      profile: ctx.composer.compose(found, sections),
-      degraded: sections.degraded.length > 0 ? sections.degraded.join(',') : undefined
+    const { sections, failures } = await loadDealerSections(upstream, caller.uid_client,
+      { headers, signal, timeoutMs: Math.max(1, remaining()) }, log)
+    const part = ctx.composer.passportPart(found)
+    if (lastKnown === null) return loaded(assemble(part, sections, []), undefined, 'fresh')
+
+    const now = lastKnown.now()
+    const kept: LastKnownEntry = { passport: { at: now, value: part } }
+    const stale: StaleSection[] = []
+    if (sections.degraded.length > 0) {
+      copy ??= await lastKnown.read(caller, remaining())
+      const servable = copy === undefined ? {} : lastKnown.servable(copy)
+      sections.degraded = sections.degraded.filter(section => {
+        const standIn = servable[section]
+        if (standIn === undefined) return true
+        fill(sections, section, standIn.value)
+        kept[section] = standIn as never
+        stale.push(section)
+        lastKnown.observer.served(section, failures[section] ?? 'unknown')
+        return false
+      })
     }
+    if (sections.degraded.indexOf('discount') === -1 && kept.discount === undefined) kept.discount = { at: now, value: sections.discount }
+    if (sections.degraded.indexOf('contractor') === -1 && kept.contractor === undefined) kept.contractor = { at: now, value: sections.contractor }
+    // After the answer has gone (the route sends it in the microtasks that follow), once per run.
+    setImmediate(() => { lastKnown.write(caller, kept) })
+    return loaded(assemble(part, sections, stale), stale.length === 0 ? undefined : kept, stale.length === 0 ? 'fresh' : 'stale', now)
   } finally {
     clearTimeout(timer)
   }
 }
 
+function fill (sections: DealerSections, section: DegradedSection, value: unknown): void {
+  if (section === 'discount') sections.discount = value as DealerSections['discount']
+  else sections.contractor = value as DealerSections['contractor']
+}
+
+function loaded (profile: Profile, copy: LastKnownEntry | undefined, freshness: Freshness, now = Date.now()): LoadedProfile {
+  const stale = profile.stale
+  return {
+    profile,
+    degraded: profile.degraded.length > 0 ? profile.degraded.join(',') : undefined,
+    stale: stale.length > 0 ? stale.join(',') : undefined,
+    age: copy === undefined ? undefined : Math.max(0, Math.floor((now - oldestOf(copy, stale)) / 1000)),
+    freshness
+  }
+}
+
+/** The profile from a copy: its passport part always, each dealer section it has (else null and degraded). */
+function fromCopy (lastKnown: LastKnown, copy: LastKnownEntry, reason: string): LoadedProfile {
+  const part = copy.passport!.value
+  const sections: DealerSections = { discount: null, contractor: null, degraded: [] }
+  const stale: StaleSection[] = ['passport']
+  for (const section of ['discount', 'contractor'] as const) {
+    const standIn = copy[section]
+    if (standIn === undefined) {
+      sections.degraded.push(section)
+    } else {
+      fill(sections, section, standIn.value)
+      stale.push(section)
+    }
+  }
+  for (const section of stale) lastKnown.observer.served(section, reason)
+  const now = lastKnown.now()
+  if (reason === 'fresh_window') {
+    // Within PROFILE_FRESH_S the copy is the answer, not a stand-in: nothing is named stale, Age still says how old.
+    const result = loaded(assemble(part, sections, []), undefined, 'cached', now)
+    result.age = Math.max(0, Math.floor((now - oldestOf(copy, stale)) / 1000))
+    return result
+  }
+  return loaded(assemble(part, sections, stale), copy, 'stale', now)
+}
+
 /** Discount and contractor in parallel; a failure of either is a degraded section, never an error. */
 async function loadDealerSections (upstream: UpstreamClient, uid: string, options: CallOptions,
-  log: FastifyBaseLogger): Promise<DealerSections> {
+  log: FastifyBaseLogger): Promise<{ sections: DealerSections, failures: DealerFailures }> {
   const params = { uid_client: uid }
   const [discount, contractor] = await Promise.allSettled([
     upstream.call('dealer.discount', params, options),
     upstream.call('dealer.client', params, options)
   ])
   const sections: DealerSections = { discount: null, contractor: null, degraded: [] }
+  const failures: DealerFailures = {}
   if (discount.status === 'fulfilled') {
     if (discount.value.kind === 'ok') sections.discount = discountSection(discount.value.value)
   } else {
     sections.degraded.push('discount')
-    logDegraded(log, 'discount', discount.reason)
+    failures.discount = logDegraded(log, 'discount', discount.reason)
   }
   if (contractor.status === 'fulfilled') {
     if (contractor.value.kind === 'ok') sections.contractor = contractorSection(contractor.value.value)
   } else {
     sections.degraded.push('contractor')
-    logDegraded(log, 'contractor', contractor.reason)
+    failures.contractor = logDegraded(log, 'contractor', contractor.reason)
   }
-  return sections
+  return { sections, failures }
 }
 
-function logDegraded (log: FastifyBaseLogger, section: string, error: unknown): void {
+/** Logs a failed section; answers the failure's reason (a metric label). */
+function logDegraded (log: FastifyBaseLogger, section: string, error: unknown): string {
   if (isUpstreamError(error)) {
     log.warn({ section, code: error.code, reason: error.reason, upstream: error.exchange }, 'profile section degraded')
-  } else {
-    log.error({ section, err: error }, 'profile section degraded by an unexpected error')
+    return error.reason
   }
+  log.error({ section, err: error }, 'profile section degraded by an unexpected error')
+  return 'unexpected'
 }

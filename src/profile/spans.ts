@@ -1,13 +1,14 @@
 // The span of one profile request's work (design.md section 11): `profile`, under the SERVER span, with
 // the single-flight outcome (`started`: this request ran the upstream calls, which are its children;
-// `joined`: it waited for another request's run, linked to that run's span), the degraded sections, and
+// `joined`: it waited for another request's run, linked to that run's span), the degraded sections, whether
+// the answer is fresh or partly from the last-known copy (and which sections), and
 // ERROR when a section is degraded or the profile failed. CLIENT_NOT_FOUND is an answer, not an error.
 import { context, SpanKind, SpanStatusCode, trace, type Span, type SpanContext, type Tracer } from '@opentelemetry/api'
 import { ATTR_ERROR_TYPE } from '@opentelemetry/semantic-conventions'
 import { ATTR } from '../tracing/tracer.ts'
 import type { Joined } from './single-flight.ts'
 
-interface Loaded { degraded: string | undefined }
+interface Loaded { degraded: string | undefined, stale: string | undefined, freshness: string }
 
 export interface ProfileSpan {
   /** Runs the work of a run this request starts inside the span, so the upstream calls are its children. */
@@ -27,6 +28,8 @@ export function profileSpans (tracer: Tracer) {
   const starters = new WeakMap<Promise<unknown>, SpanContext>()
 
   function ended<T extends Loaded> (span: Span, loaded: T): T {
+    span.setAttribute(ATTR.FRESHNESS, loaded.freshness)
+    if (loaded.stale !== undefined) span.setAttribute(ATTR.STALE, loaded.stale.split(','))
     if (loaded.degraded === undefined) {
       span.setAttribute(ATTR.PROFILE_OUTCOME, 'ok')
     } else {

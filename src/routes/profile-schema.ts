@@ -19,19 +19,35 @@ The passport lookup comes first: an unknown client is 404 \`CLIENT_NOT_FOUND\`, 
 502 \`UPSTREAM_BAD_RESPONSE\`, 503 \`UPSTREAM_UNAVAILABLE\` or 504 \`UPSTREAM_TIMEOUT\`. The discount and
 contractor lookups then run in parallel; when one fails its section is \`null\` and named in \`degraded\` and in
 the \`x-degraded\` header (a comma list, absent when nothing is degraded), and the answer is still 200.
-One time budget covers the whole request.`
+One time budget covers the whole request.
+
+The service keeps each client's last good profile (per section, keyed by an HMAC of the token's identity). When
+the passport fails with anything but \`CLIENT_NOT_FOUND\` and a copy younger than \`PROFILE_STALE_IF_ERROR_S\`
+exists, the answer is 200 from that copy; when a dealer lookup fails, its section comes from the copy. Such
+sections are named in \`stale\` and in the \`x-stale\` header, and \`Age\` says how old the oldest of them is.
+\`CLIENT_NOT_FOUND\` deletes the client's copy.`
 
 const UNAUTHORIZED_EXAMPLE = 'The bearer token has expired'
 const EXAMPLE_OPERATION = 'passport.get_client'
 
 const responses = {
   200: {
-    description: 'The profile. A section named in `degraded` could not be loaded and is null.',
+    description: 'The profile. A section named in `degraded` could not be loaded and is null; one named in `stale` is the client\'s last good copy.',
     headers: {
       'x-degraded': {
         type: 'string' as const,
         description: 'The `degraded` list as a comma list (`discount`, `contractor` or `discount,contractor`); absent when nothing is degraded.',
         examples: ['contractor']
+      },
+      'x-stale': {
+        type: 'string' as const,
+        description: 'The `stale` list as a comma list (`passport`, `discount`, `contractor`): sections answered from the client\'s last good copy; absent when everything is fresh.',
+        examples: ['passport,discount,contractor']
+      },
+      age: {
+        type: 'integer' as const,
+        description: 'Seconds since the oldest section named in `x-stale` was fetched from the upstream (RFC 9111); absent when everything is fresh.',
+        examples: [120]
       }
     },
     content: { 'application/json': { schema: ref(Profile) } }

@@ -7,22 +7,38 @@ import type { Config } from '../config.ts'
 import { callerOf } from '../plugins/app/auth.ts'
 import { profileRateLimit } from '../plugins/external/rate-limit.ts'
 import { createProfileFlow } from '../profile/flow.ts'
+import { createLastKnown } from '../profile/last-known/last-known.ts'
 import { profileRouteSchema } from './profile-schema.ts'
 
 /** The front schemas this route answers with, registered as shared schemas. */
 export const profileSchemas: TSchema[] = [Profile]
 
-const profile: FastifyPluginAsyncTypebox<{ config: Config }> = async (fastify, { config }) => {
-  const profileOf = createProfileFlow({ upstream: fastify.upstream, budgetMs: config.PROFILE_TIMEOUT_MS })
+export interface ProfileRouteOptions {
+  config: Config
+  /** The clock of last-known copies (epoch milliseconds); tests pass their own. */
+  now?: () => number
+}
+
+const profile: FastifyPluginAsyncTypebox<ProfileRouteOptions> = async (fastify, { config, now }) => {
+  const lastKnown = createLastKnown({
+    config,
+    redis: fastify.redis,
+    log: fastify.log,
+    ...(fastify.metrics === null ? {} : { observer: fastify.metrics.lastKnown }),
+    ...(now === undefined ? {} : { now })
+  })
+  const profileOf = createProfileFlow({ upstream: fastify.upstream, budgetMs: config.PROFILE_TIMEOUT_MS, lastKnown })
 
   fastify.get('/api/users/profile', {
     onRequest: fastify.authenticate,
     config: profileRateLimit(config),
     schema: profileRouteSchema(config)
   }, async function getProfile (request, reply) {
-    const { profile, degraded } = await profileOf(callerOf(request),
+    const { profile, degraded, stale, age } = await profileOf(callerOf(request),
       { id: request.id, headers: request.headers, log: request.log, res: reply.raw })
     if (degraded !== undefined) reply.header('x-degraded', degraded)
+    if (stale !== undefined) reply.header('x-stale', stale)
+    if (age !== undefined) reply.header('age', age)
     // Personal data: no shared cache may keep it.
     reply.header('cache-control', 'private, no-store')
     return profile

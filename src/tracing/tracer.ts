@@ -25,5 +25,8 @@ export const ATTR = {
   SINGLE_FLIGHT: 'bff.profile.single_flight',
   SHARED_WITH: 'bff.profile.shared_with',
   DEGRADED: 'bff.profile.degraded',
-  PROFILE_OUTCOME: 'bff.profile.outcome'
+  PROFILE_OUTCOME: 'bff.profile.outcome',
+  /** `fresh` (all from the upstream), `stale` (a section from the last-known copy) or `cached` (PROFILE_FRESH_S). */
+  FRESHNESS: 'bff.profile.freshness',
+  STALE: 'bff.profile.stale'
 } as const

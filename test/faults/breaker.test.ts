@@ -15,7 +15,8 @@ import { consoleCall, faultService, faultUpstream, MiB, readAnswer, SECRETS, typ
 const MIN_CALLS = 20
 const HALF_OPEN_MS = 1000
 /** The defaults but the window, and a half-open delay beyond the test unless it says otherwise. */
-const ENV = { UPSTREAM_BREAKER_WINDOW_MS: '60000', UPSTREAM_BREAKER_HALF_OPEN_MS: '600000' }
+// Last-known copies off: a profile's own failure is what these tests watch (profile-stale.test.ts has the copies).
+const ENV = { UPSTREAM_BREAKER_WINDOW_MS: '60000', UPSTREAM_BREAKER_HALF_OPEN_MS: '600000', PROFILE_STALE_IF_ERROR_S: '0' }
 const NORMAL: Fault = { kind: 'normal' }
 
 const upstream = await faultUpstream(t)

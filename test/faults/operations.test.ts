@@ -14,8 +14,9 @@ import {
 
 // Small enough to meet quickly, large enough that a normal exchange on a loaded CI box stays within it.
 const TIMEOUT_MS = 500
-// One service per fault, its breakers out of the way: breaker behaviour is breaker.test.ts's subject.
-const ENV = { UPSTREAM_TIMEOUT_MS: String(TIMEOUT_MS), PROFILE_TIMEOUT_MS: '4000', UPSTREAM_BREAKER_MIN_CALLS: '10000' }
+// One service per fault, its breakers out of the way: breaker behaviour is breaker.test.ts's subject; and
+// without last-known copies, so the warm-up profile cannot answer for a failure (profile-stale.test.ts).
+const ENV = { UPSTREAM_TIMEOUT_MS: String(TIMEOUT_MS), PROFILE_TIMEOUT_MS: '4000', UPSTREAM_BREAKER_MIN_CALLS: '10000', PROFILE_STALE_IF_ERROR_S: '0' }
 
 /** What the console answers: the upstream's own status as data, or the service's error. */
 type ConsoleExpectation = { data: number } | { error: number, code: string }

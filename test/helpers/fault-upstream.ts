@@ -3,7 +3,7 @@
 import type { Test } from 'tap'
 import { Compile } from 'typebox/compile'
 import { ErrorBody } from '../../schemas/errors.ts'
-import { buildApp } from '../../src/app.ts'
+import { buildApp, type AppOverrides } from '../../src/app.ts'
 import { signToken } from '../../sandbox/sign.ts'
 import { loadConfig } from '../../src/config.ts'
 import { startFaultUpstream, type FaultUpstream } from '../../sandbox/faults.ts'
@@ -29,7 +29,8 @@ export async function faultUpstream (t: Test): Promise<FaultUpstream> {
 }
 
 /** The service listening on 127.0.0.1:0 in front of `upstreamUrl`; answers its base URL. */
-export async function faultService (t: Test, upstreamUrl: string, env: Record<string, string> = {}): Promise<string> {
+export async function faultService (t: Test, upstreamUrl: string, env: Record<string, string> = {},
+  overrides: AppOverrides = {}): Promise<string> {
   const config = loadConfig({
     UPSTREAM_URL: upstreamUrl,
     PASSPORT_API_KEY: PASSPORT_KEY,
@@ -40,7 +41,7 @@ export async function faultService (t: Test, upstreamUrl: string, env: Record<st
     ...RELAXED_LIMITS,
     ...env
   })
-  const app = await buildApp(config)
+  const app = await buildApp(config, overrides)
   t.teardown(() => app.close())
   return await app.listen({ host: '127.0.0.1', port: 0 })
 }

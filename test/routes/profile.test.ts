@@ -52,7 +52,8 @@ const fullProfile = {
   catalog_cars_favourites: fx.catalogCarsFavourites.map(decoded),
   discount: fx.discountWithBonuses.data,
   contractor: fx.contractor,
-  degraded: []
+  degraded: [],
+  stale: []
 }
 
 function assertError (tt: Test, res: { statusCode: number, headers: Record<string, unknown>, json (): unknown }, status: number, code: string) {
@@ -77,7 +78,7 @@ t.test('full profile: three upstream calls with the exact wire requests, compose
   t.notOk('x-degraded' in res.headers, 'no x-degraded header when nothing is degraded')
   t.equal(res.headers['cache-control'], 'private, no-store')
   const body = res.json()
-  t.strictSame(Object.keys(body), ['uid_client', 'client', 'catalog_cars_view', 'catalog_cars_favourites', 'discount', 'contractor', 'degraded'])
+  t.strictSame(Object.keys(body), ['uid_client', 'client', 'catalog_cars_view', 'catalog_cars_favourites', 'discount', 'contractor', 'degraded', 'stale'])
   t.strictSame(body, fullProfile)
   t.strictSame(body.catalog_cars_view.map((c: { id_user_breadcrumbs: number }) => c.id_user_breadcrumbs), [48213, 48190, 47702, 46011], 'upstream order kept')
   t.strictSame(body.catalog_cars_view[2].data, { car_guid: '771045', date: '2024-05-02T12:30:00.000000+03:00', type: 3 })

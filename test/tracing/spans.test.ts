@@ -81,7 +81,7 @@ t.test('a profile: SERVER span in the caller trace, the profile work, one exchan
   const profile = one(t, 'profile')
   t.equal(parentOf(profile), server.spanContext().spanId)
   t.equal(profile.kind, SpanKind.INTERNAL)
-  t.match(profile.attributes, { 'bff.profile.single_flight': 'started', 'bff.profile.outcome': 'ok' })
+  t.match(profile.attributes, { 'bff.profile.single_flight': 'started', 'bff.profile.outcome': 'ok', 'bff.profile.freshness': 'fresh' })
   t.notOk('bff.profile.degraded' in profile.attributes)
 
   const exchanges = childrenOf(profile)

@@ -13,6 +13,7 @@ import type { BreakerState, ExchangeEvent, UpstreamObserver } from '../../upstre
 import { passThroughPaths, passThroughValues, type SchemaPath } from '../../upstream/contract/depth.ts'
 import { operationNames, operations, type OperationName } from '../../upstream/operations.ts'
 import type { SharedRedis } from './redis.ts'
+import type { LastKnownObserver } from '../../profile/last-known/observer.ts'
 
 export const METRICS_PATH = '/metrics'
 
@@ -92,6 +93,8 @@ export interface Metrics {
   recordResponse (request: FastifyRequest, reply: FastifyReply): void
   /** One request refused by load shedding, by under-pressure's name of the bound it found exceeded. */
   shed (pressure: string): void
+  /** Passed to the last-known store: copies served, written, evicted, and its failures. */
+  lastKnown: LastKnownObserver
 }
 
 declare module 'fastify' {
@@ -175,6 +178,41 @@ export function createMetrics ({ collectDefaultMetrics, Counter, Gauge, Histogra
     labelNames: ['section'] as const,
     registers
   })
+  const staleSections = new Counter({
+    name: 'bff_profile_stale_sections_total',
+    help: 'Profile sections answered from the client\'s last-known copy, by section and reason (the failure\'s reason, ' +
+      'or fresh_window within PROFILE_FRESH_S). Counted once per load; a single-flight burst shares one.',
+    labelNames: ['section', 'reason'] as const,
+    registers
+  })
+  const copiesWritten = new Counter({
+    name: 'bff_profile_copies_written_total',
+    help: 'Last-known profile copies written (after fresh answers).',
+    registers
+  })
+  const copiesEvicted = new Counter({
+    name: 'bff_profile_copies_evicted_total',
+    help: 'Last-known profile copies pushed out of the in-process store by PROFILE_CACHE_MAX_BYTES (least recently used first).',
+    registers
+  })
+  const copyDecryptFailures = new Counter({
+    name: 'bff_profile_copy_decrypt_failures_total',
+    help: 'Last-known copies in Redis that no PROFILE_CACHE_KEY opened (a removed key, or tampering); each was a miss.',
+    registers
+  })
+  const copyStoreFailures = new Counter({
+    name: 'bff_profile_copy_store_failures_total',
+    help: 'Redis commands of the last-known store that failed or timed out, by operation (read, write, delete); the request went on without them.',
+    labelNames: ['operation'] as const,
+    registers
+  })
+  const lastKnown: LastKnownObserver = {
+    served (section, reason) { staleSections.inc({ section, reason }) },
+    written () { copiesWritten.inc() },
+    evicted () { copiesEvicted.inc() },
+    decryptFailed () { copyDecryptFailures.inc() },
+    storeFailed (operation) { copyStoreFailures.inc({ operation }) }
+  }
 
   const shedRequests = new Counter({
     name: 'bff_load_shed_requests_total',
@@ -278,7 +316,7 @@ export function createMetrics ({ collectDefaultMetrics, Counter, Gauge, Histogra
     shedRequests.inc({ pressure: SHED_PRESSURES[pressure] ?? 'other' })
   }
 
-  return { registry, observer, recordResponse, shed }
+  return { registry, observer, recordResponse, shed, lastKnown }
 }
 
 /** Redis's gauges for /metrics, read when scraped. */

@@ -1,0 +1,95 @@
+// Each client's last good profile (design.md section 4): kept per section after every fresh answer, read
+// only when fresh data cannot be had (or within PROFILE_FRESH_S), and only ever for the identity the
+// verified token names. In Redis when REDIS_URL and PROFILE_CACHE_KEY are set, else in the process.
+import type { FastifyBaseLogger } from 'fastify'
+import { profileCacheKeys, type Config } from '../../config.ts'
+import type { Caller } from '../../plugins/app/auth.ts'
+import type { SharedRedis } from '../../plugins/app/redis.ts'
+import { decodeEntry, encodeEntry, sectionsSince, type LastKnownEntry } from './entry.ts'
+import { cacheKey, identityName, processKey } from './keys.ts'
+import { memoryStore } from './memory-store.ts'
+import { NO_OBSERVER, type LastKnownObserver } from './observer.ts'
+import { redisStore } from './redis-store.ts'
+
+export type { LastKnownEntry, PassportPart, SectionCopy } from './entry.ts'
+export type { LastKnownObserver } from './observer.ts'
+
+type LastKnownConfig = Pick<Config, 'PROFILE_STALE_IF_ERROR_S' | 'PROFILE_FRESH_S' | 'PROFILE_CACHE_MAX_BYTES' |
+  'PROFILE_CACHE_KEY' | 'PROFILE_CACHE_REDIS_PREFIX' | 'REDIS_URL'>
+
+export interface LastKnownOptions {
+  config: LastKnownConfig
+  redis: SharedRedis | null
+  log: FastifyBaseLogger
+  observer?: LastKnownObserver
+  /** Epoch milliseconds; tests pass a clock of their own. */
+  now?: () => number
+}
+
+export interface LastKnown {
+  readonly store: 'memory' | 'redis'
+  readonly observer: LastKnownObserver
+  /** PROFILE_FRESH_S in milliseconds; 0 when off. */
+  readonly freshMs: number
+  now (): number
+  /** The caller's copy as stored, or undefined (a miss, a failure, or `timeoutMs` passed). Never rejects. */
+  read (caller: Caller, timeoutMs: number): Promise<LastKnownEntry | undefined>
+  /** The sections of a copy that may still be served when fresh data cannot be had. */
+  servable (entry: LastKnownEntry): LastKnownEntry
+  /** Whether every section is younger than PROFILE_FRESH_S. */
+  fresh (entry: LastKnownEntry): boolean
+  /** Keeps `entry` as the caller's copy; best-effort, call it once the answer has gone. */
+  write (caller: Caller, entry: LastKnownEntry): void
+  /** Deletes the caller's copy (the account is gone, or the passport named someone else). */
+  forget (caller: Caller): void
+  /** Bytes held in the process. */
+  readonly size: number
+}
+
+/** The store, or null when copies are off (PROFILE_STALE_IF_ERROR_S and PROFILE_FRESH_S both 0). */
+export function createLastKnown ({ config, redis, log, observer = NO_OBSERVER, now = Date.now }: LastKnownOptions): LastKnown | null {
+  const staleMs = config.PROFILE_STALE_IF_ERROR_S * 1000
+  const freshMs = config.PROFILE_FRESH_S * 1000
+  if (staleMs === 0 && freshMs === 0) return null
+  const shared = redis !== null && config.PROFILE_CACHE_KEY !== undefined
+  const keys = config.PROFILE_CACHE_KEY === undefined ? [processKey()] : profileCacheKeys(config.PROFILE_CACHE_KEY).map(cacheKey)
+  const prefix = config.PROFILE_CACHE_REDIS_PREFIX
+  // In Redis a copy written under a retired key keeps its name: every key's name is asked in one MGET.
+  const names: (caller: Caller) => string[] = shared
+    ? caller => keys.map(key => prefix + identityName(key, caller))
+    : caller => [identityName(keys[0]!, caller)]
+  const store = shared
+    ? redisStore({ redis, keys, ttlSeconds: Math.max(config.PROFILE_STALE_IF_ERROR_S, config.PROFILE_FRESH_S), observer, log })
+    : memoryStore(config.PROFILE_CACHE_MAX_BYTES, observer)
+  if (config.REDIS_URL !== undefined && !shared) {
+    log.warn({ lastKnown: { store: 'memory' } },
+      'last-known profiles stay in this process: REDIS_URL is set but PROFILE_CACHE_KEY is not (copies in Redis must be encrypted)')
+  } else {
+    log.info({ lastKnown: { store: store.kind, staleIfErrorS: config.PROFILE_STALE_IF_ERROR_S, freshS: config.PROFILE_FRESH_S } },
+      `last-known profiles kept in ${shared ? 'Redis, encrypted' : 'this process'}`)
+  }
+
+  return {
+    store: store.kind,
+    observer,
+    freshMs,
+    now,
+    async read (caller, timeoutMs) {
+      const plain = await store.read(names(caller), timeoutMs)
+      if (plain === undefined) return undefined
+      const entry = decodeEntry(plain)
+      // The name already binds the copy to this identity; the uid inside must agree all the same.
+      if (entry === undefined || (entry.passport !== undefined && entry.passport.value.uid_client.toUpperCase() !== caller.uid_client)) return undefined
+      return entry
+    },
+    servable: entry => sectionsSince(entry, now() - staleMs),
+    fresh (entry) {
+      const since = now() - freshMs
+      return freshMs > 0 && entry.passport !== undefined && entry.discount !== undefined && entry.contractor !== undefined &&
+        entry.passport.at > since && entry.discount.at > since && entry.contractor.at > since
+    },
+    write (caller, entry) { store.write(names(caller)[0]!, encodeEntry(entry)) },
+    forget (caller) { store.delete(names(caller)) },
+    get size () { return store.size }
+  }
+}

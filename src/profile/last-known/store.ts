@@ -1,0 +1,15 @@
+// Where copies live: in the process (memory-store.ts) or in Redis (redis-store.ts), behind one shape.
+
+export interface CopyStore {
+  readonly kind: 'memory' | 'redis'
+  /**
+   * The plain bytes under the first of `names` that holds a copy; undefined on a miss, and on any
+   * failure or after `timeoutMs`: a read never fails a request.
+   */
+  read (names: readonly string[], timeoutMs: number): Promise<Buffer | undefined>
+  /** Best-effort, never awaited: the answer has already gone. */
+  write (name: string, plain: Buffer): void
+  delete (names: readonly string[]): void
+  /** Bytes held in the process (memory), 0 for Redis. */
+  readonly size: number
+}

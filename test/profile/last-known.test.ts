@@ -1,0 +1,52 @@
+// The last-known store's parts: the seal (AES-256-GCM, key ids, rotation, the name bound in), identity
+// names, and the in-process store's byte bound with least-recently-used eviction.
+import t from 'tap'
+import { randomBytes } from 'node:crypto'
+import { cacheKey, identityName, open, seal } from '../../src/profile/last-known/keys.ts'
+import { memoryStore } from '../../src/profile/last-known/memory-store.ts'
+import { NO_OBSERVER } from '../../src/profile/last-known/observer.ts'
+import * as fx from '../../schemas/fixtures.ts'
+
+const plain = Buffer.from(JSON.stringify({ login: fx.IVANOV.login }))
+
+t.test('a sealed copy opens only under its key and its name', async t => {
+  const key = cacheKey(randomBytes(32))
+  const other = cacheKey(randomBytes(32))
+  const sealed = seal(key, 'name-a', plain)
+  t.notOk(sealed.includes(Buffer.from(fx.IVANOV.login)), 'the login is not readable')
+  t.strictSame(open([key], 'name-a', sealed), plain)
+  t.strictSame(open([other, key], 'name-a', sealed), plain, 'found by its key id in a rotated list')
+  t.equal(open([other], 'name-a', sealed), undefined, 'another key: nothing')
+  t.equal(open([key], 'name-b', sealed), undefined, 'moved to another name: nothing')
+  const flipped = Buffer.from(sealed)
+  flipped[20]! ^= 1
+  t.equal(open([key], 'name-a', flipped), undefined, 'tampered: nothing')
+  t.equal(open([key], 'name-a', sealed.subarray(0, 10)), undefined, 'truncated: nothing')
+  t.not(seal(key, 'name-a', plain).toString('hex'), sealed.toString('hex'), 'a fresh IV each time')
+})
+
+t.test('identity names: stable per key and identity, different for any other', async t => {
+  const key = cacheKey(randomBytes(32))
+  const name = identityName(key, fx.IVANOV)
+  t.match(name, /^[0-9a-f]{64}$/)
+  t.equal(identityName(key, { ...fx.IVANOV }), name)
+  t.not(identityName(key, { ...fx.IVANOV, login: '79990000000' }), name)
+  t.not(identityName(key, { ...fx.IVANOV, vendor: 'hyundai' }), name)
+  t.not(identityName(cacheKey(randomBytes(32)), fx.IVANOV), name)
+})
+
+t.test('the memory store stays within its bytes, the least recently used out first, each eviction counted', async t => {
+  let evicted = 0
+  const store = memoryStore(1000, { ...NO_OBSERVER, evicted: () => { evicted++ } })
+  const bytes = Buffer.alloc(200, 'x')
+  for (const name of ['a', 'b', 'c', 'd']) store.write(name, bytes)
+  t.strictSame(await store.read(['a'], 0), bytes, 'a read makes `a` the most recently used')
+  store.write('e', bytes)
+  store.write('f', bytes)
+  t.ok(store.size <= 1000, `within the bound (${store.size} bytes)`)
+  t.equal(evicted, 2)
+  t.equal(await store.read(['b'], 0), undefined, 'the least recently used went first')
+  t.strictSame(await store.read(['a'], 0), bytes, 'the recently read one stayed')
+  store.delete(['a'])
+  t.equal(await store.read(['a'], 0), undefined, 'deleted')
+})
