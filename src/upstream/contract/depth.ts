@@ -60,7 +60,9 @@ export function withinDepth (value: unknown, limit: number = MAX_DEPTH): boolean
  * True when every pass-through subtree of a value that passed its schema's check is within the limit,
  * counting the levels above it. The check has vouched for the structure along each path.
  */
-export function passThroughWithinDepth (value: unknown, paths: readonly SchemaPath[], limit: number = MAX_DEPTH): boolean {
+export function passThroughWithinDepth (
+  value: unknown, paths: readonly SchemaPath[], limit: number = MAX_DEPTH
+): boolean {
   for (const path of paths) if (!alongWithin(value, path, 0, limit)) return false
   return true
 }

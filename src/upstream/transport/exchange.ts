@@ -67,7 +67,8 @@ export async function postFollowingRedirects (req: WireRequest): Promise<WireAns
       // keep-alive socket the upstream had just closed); the operations are lookups, so a second send of
       // a request the upstream may have seen changes nothing there. Never after a timeout, never after an
       // answer, never when the caller gave up, never for an operation not declared safe to repeat.
-      if (req.safeToRepeat && !retried && reader.status === 0 && record.status === null && connectionDropped(cause) && !deadline.aborted) {
+      const repeatable = req.safeToRepeat && !retried && reader.status === 0 && record.status === null
+      if (repeatable && connectionDropped(cause) && !deadline.aborted) {
         retried = true
         continue
       }
