@@ -32,5 +32,19 @@ export default [
         ]
       }]
     }
+  },
+  {
+    // Until the last-known profile lands: another branch is rewriting the files in `ignores`.
+    ignores: [
+      'src/profile/*.ts', 'src/config.ts', 'src/plugins/app/metrics.ts', 'src/plugins/app/redis.ts',
+      'src/routes/profile*.ts', 'src/upstream/client.ts', 'schemas/profile.ts', 'test/routes/profile*.test.ts',
+      'test/plugins/metrics.test.ts', 'test/config.test.ts', 'test/helpers/real-servers.ts',
+      'test/helpers/fault-upstream.ts', 'sandbox/faults.ts'
+    ],
+    rules: {
+      '@stylistic/max-len': ['error', {
+        code: 120, ignoreUrls: true, ignoreStrings: true, ignoreTemplateLiterals: true, ignoreRegExpLiterals: true
+      }]
+    }
   }
 ]

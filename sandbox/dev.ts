@@ -127,7 +127,9 @@ function bannerText (run: Omit<DevRun, 'app' | 'banner' | 'close'>): string {
 }
 
 /** Starts the sandbox and the service wired to it; the caller prints `banner` and closes the run. */
-export async function startDev ({ env = {}, port, logLevel, log = process.stdout, jwks = false }: DevOptions = {}): Promise<DevRun> {
+export async function startDev (
+  { env = {}, port, logLevel, log = process.stdout, jwks = false }: DevOptions = {}
+): Promise<DevRun> {
   const keys = { passport: secret(24), dealer: secret(24) }
   const jwtSecret = secret(32)
   // Checked now like the upstream URL; the sandbox's real key set URL replaces it once it listens.
@@ -158,7 +160,8 @@ export async function startDev ({ env = {}, port, logLevel, log = process.stdout
   try {
     if (jwks) keySet = await startSandboxKeySet()
     const colorize = (log as { isTTY?: boolean }).isTTY === true
-    app = await buildApp({ ...config, UPSTREAM_URL: sandbox.url, ...(keySet === null ? {} : { AUTH_JWKS_URL: keySet.url }) }, {
+    const upstream = { UPSTREAM_URL: sandbox.url, ...(keySet === null ? {} : { AUTH_JWKS_URL: keySet.url }) }
+    app = await buildApp({ ...config, ...upstream }, {
       logger: { ...loggerOptions(config), stream: prettyStream(log, colorize) }
     })
     await app.listen({ host: config.HOST, port: config.PORT })
@@ -176,7 +179,9 @@ export async function startDev ({ env = {}, port, logLevel, log = process.stdout
     { label: 'UNKNOWN', about: 'unknown to the passport: the profile answers 404 CLIENT_NOT_FOUND', ...unknownClient }
   ].map((c, i) => {
     // With a key set, the clients take turns on its RSA and EC keys, so both are exercised.
-    const signer: string | PrivateJwk = keySet === null ? jwtSecret : i % 2 === 0 ? keySet.signing.rsa : keySet.signing.ec
+    const signer: string | PrivateJwk = keySet === null
+      ? jwtSecret
+      : i % 2 === 0 ? keySet.signing.rsa : keySet.signing.ec
     return {
       ...c,
       signedWith: typeof signer === 'string' ? 'HS256' : `${signer.kty === 'RSA' ? 'RS256' : 'ES256'} (kid ${signer.kid})`,

@@ -25,7 +25,9 @@ function privateJwk (kind: 'rsa' | 'ec'): PrivateJwk {
 }
 
 /** The public member of a private JWK, as a provider publishes it. */
-export function publicMember ({ d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, ...rest }: PrivateJwk): Record<string, unknown> {
+export function publicMember (
+  { d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, ...rest }: PrivateJwk
+): Record<string, unknown> {
   return { ...rest, use: 'sig', alg: rest.kty === 'RSA' ? 'RS256' : 'ES256' }
 }
 

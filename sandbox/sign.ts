@@ -14,7 +14,8 @@ export const TokenSubject = Type.Pick(CallerClaims, ['sub', 'login', 'vendor'])
 export type TokenSubject = Static<typeof TokenSubject>
 
 /** The service refuses a shorter AUTH_JWT_SECRET, so a token signed with one could never be verified. */
-export const MIN_SECRET_LENGTH: number = (ConfigSchema.properties.AUTH_JWT_SECRET as { minLength?: number }).minLength ?? 32
+export const MIN_SECRET_LENGTH: number =
+  (ConfigSchema.properties.AUTH_JWT_SECRET as { minLength?: number }).minLength ?? 32
 /** A token for trying things out, not a session: longer lifetimes are refused. */
 export const MAX_TTL_SECONDS = 30 * 24 * 3600
 
@@ -30,7 +31,9 @@ const CLAIM_RULES: Record<keyof TokenSubject, string> = {
 const subjectCheck = Compile(TokenSubject)
 
 /** One problem per bad claim, as `{ claim, message }`; empty when the subject is valid. */
-export function subjectProblems (subject: Record<keyof TokenSubject, unknown>): Array<{ claim: keyof TokenSubject, message: string }> {
+export function subjectProblems (
+  subject: Record<keyof TokenSubject, unknown>
+): Array<{ claim: keyof TokenSubject, message: string }> {
   const bad = new Set<keyof TokenSubject>()
   for (const error of subjectCheck.Errors(subject)) {
     const claim = error.instancePath.slice(1)
@@ -69,7 +72,7 @@ export interface SignOptions {
 
 const base64url = (value: string) => Buffer.from(value).toString('base64url')
 
-/** A private JSON Web Key (RSA of 2048 bits or more, EC P-256 or OKP Ed25519) and the key id its public half is published under. */
+/** A private JSON Web Key (RSA of 2048 bits or more, EC P-256 or OKP Ed25519) and the kid of its public half. */
 export type PrivateJwk = JsonWebKey & { kid: string }
 
 type JwkAlgorithm = 'RS256' | 'PS256' | 'ES256' | 'EdDSA'
@@ -113,7 +116,11 @@ export function jwkSigner (jwk: PrivateJwk): JwkSigner {
  * A JWT with claims sub, login, vendor, iat, exp (and iss, aud when given): HS256 with a secret, or with a
  * private JWK under its kid. Throws a TypeError naming bad input, never the secret or key.
  */
-export function signToken (subject: TokenSubject, key: string | PrivateJwk, { ttlSeconds = 3600, now = Date.now(), issuer, audience }: SignOptions = {}): string {
+export function signToken (
+  subject: TokenSubject,
+  key: string | PrivateJwk,
+  { ttlSeconds = 3600, now = Date.now(), issuer, audience }: SignOptions = {}
+): string {
   const problems = subjectProblems(subject)
   if (problems.length > 0) throw new TypeError(problems.map(p => `${p.claim} ${p.message}`).join('; '))
   const signer = typeof key === 'string' ? undefined : jwkSigner(key)

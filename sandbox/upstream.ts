@@ -55,7 +55,9 @@ function jsonAnswer (status: number, value: unknown, extra: OutgoingHttpHeaders 
 
 // The spec shows no envelope for these protocol errors; they follow its general rule (success false,
 // a Russian message, a msg_code) so they read like the upstream's own failures.
-function failure (status: number, msgCode: string, message: string, extra?: OutgoingHttpHeaders, details?: object): Answer {
+function failure (
+  status: number, msgCode: string, message: string, extra?: OutgoingHttpHeaders, details?: object
+): Answer {
   return jsonAnswer(status, { success: false, message, msg_code: msgCode, ...details }, extra)
 }
 
@@ -111,7 +113,8 @@ export async function startSandboxUpstream (options: SandboxUpstreamOptions): Pr
   let delayMs = options.delayMs ?? 0
   const contracts = compileOperationContracts()
   const resolvers = buildResolvers(clients)
-  const resolve = (name: OperationName, params: unknown) => (resolvers[name] as Resolver<OperationName>)(params as never)
+  const resolve = (name: OperationName, params: unknown) =>
+    (resolvers[name] as Resolver<OperationName>)(params as never)
 
   const slashPaths = new Map<string, OperationName>()
   const unslashedPaths = new Set<string>()

@@ -32,7 +32,11 @@ export interface RecordingRule { record: string, expr: string }
 export type Rule = AlertRule | RecordingRule
 export interface RuleGroup { name: string, rules: Rule[] }
 
-function alert (name: string, severity: Severity, rule: { expr: string, for?: string, labels?: Record<string, string>, summary: string, description: string }): AlertRule {
+function alert (
+  name: string,
+  severity: Severity,
+  rule: { expr: string, for?: string, labels?: Record<string, string>, summary: string, description: string }
+): AlertRule {
   return {
     alert: name,
     expr: rule.expr,
@@ -54,7 +58,8 @@ const BURN_RATES = [
 ]
 const SECONDS: Record<string, number> = { m: 60, h: 3600, d: 86_400 }
 const seconds = (window: string) => Number(window.slice(0, -1)) * SECONDS[window.slice(-1)]!
-const ERROR_RATIO_WINDOWS = [...new Set(BURN_RATES.flatMap(b => [b.short, b.long]))].sort((a, b) => seconds(a) - seconds(b))
+const ERROR_RATIO_WINDOWS = [...new Set(BURN_RATES.flatMap(b => [b.short, b.long]))]
+  .sort((a, b) => seconds(a) - seconds(b))
 
 export const errorRatioRecord = (window: string) => `job:bff_profile_error_ratio:rate${window}`
 export const UPSTREAM_P99_RECORD = 'job_operation:bff_upstream_request_duration_seconds:p99_rate5m'

@@ -14,13 +14,22 @@ const PROFILE = `${JOB},route="/api/users/profile"`
 const RATE = '$__rate_interval'
 
 interface Target { expr: string, legend: string }
-interface PanelOptions { unit: string, targets: Target[], description: string, threshold?: number, max?: number, stack?: boolean }
+interface PanelOptions {
+  unit: string
+  targets: Target[]
+  description: string
+  threshold?: number
+  max?: number
+  stack?: boolean
+}
 
 const WIDTH = 8
 const HEIGHT = 8
 let nextId = 1
 
-function panel (title: string, x: number, y: number, { unit, targets, description, threshold, max, stack = false }: PanelOptions) {
+function panel (
+  title: string, x: number, y: number, { unit, targets, description, threshold, max, stack = false }: PanelOptions
+) {
   return {
     id: nextId++,
     type: 'timeseries',

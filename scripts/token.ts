@@ -1,7 +1,7 @@
 // `npm run token -- --sub UUID --login DIGITS --vendor CODE [--ttl 1h] [--jwk FILE]`: mints a caller token
 // signed with AUTH_JWT_SECRET (from the environment, else from ./.env), or with a private JWK under its kid
-// for a service verifying with AUTH_JWKS_URL (an operator's smoke test), against a real upstream. Prints the token and nothing else, so `$(npm run -s token ...)`
-// captures it; every problem goes to stderr with exit code 1, and the secret is never printed.
+// for a service verifying with AUTH_JWKS_URL (an operator's smoke test), against a real upstream. Prints the token
+// and nothing else, so `$(npm run -s token ...)` captures it; problems go to stderr (exit 1), never the secret.
 import { existsSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs, parseEnv } from 'node:util'
@@ -83,7 +83,9 @@ const fail = (problems: string[]): TokenCliResult => ({
 })
 
 /** The whole command as a function of its arguments and environment, so tests need no process. */
-export function runTokenCli (args: string[], { env = process.env, cwd = process.cwd() }: TokenCliOptions = {}): TokenCliResult {
+export function runTokenCli (
+  args: string[], { env = process.env, cwd = process.cwd() }: TokenCliOptions = {}
+): TokenCliResult {
   let values
   try {
     values = parseArgs({

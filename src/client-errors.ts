@@ -33,7 +33,9 @@ const MALFORMED = rawAnswer(new BadRequestError('The request is not valid HTTP')
 type HttpSocket = Socket & { _httpMessage?: { headersSent: boolean } | null }
 
 /** Fastify's `clientErrorHandler`: called by the server's 'clientError' event, `this` the Fastify instance. */
-export function clientErrorHandler (this: { log: FastifyBaseLogger }, error: NodeJS.ErrnoException, socket: HttpSocket): void {
+export function clientErrorHandler (
+  this: { log: FastifyBaseLogger }, error: NodeJS.ErrnoException, socket: HttpSocket
+): void {
   // A reset connection has no one to answer.
   if (error.code === 'ECONNRESET' || socket.destroyed) return
   const answer = error.code === 'ERR_HTTP_REQUEST_TIMEOUT'

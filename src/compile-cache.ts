@@ -1,10 +1,7 @@
-// `node <npm start's flags> src/compile-cache.ts [more.ts...]`: fills Node's compile cache (the folder
-// NODE_COMPILE_CACHE names) with every module of src/ and schemas/, and the files named after it, stripped
-// of their types and compiled. A service started later with the same V8 flags, as the same user (Node keys
-// the cache by both) and from the same files then strips no TypeScript at all: Node never loads its type
-// stripper, which would otherwise keep about 17 MiB resident for the life of the process (npm run bench).
-// The Dockerfile runs it once at build; `npm start` fills the cache on its first run by itself.
-// A module whose file changed is simply stripped again: the cache is checked against the source.
+// `node <npm start's flags> src/compile-cache.ts [more.ts...]`: fills Node's compile cache (NODE_COMPILE_CACHE) with
+// every module of src/ and schemas/, so a service started with the same V8 flags and user never loads the type
+// stripper, which stays resident (docs/performance.md, register). The Dockerfile runs it at build; a changed
+// file is simply stripped again.
 import { readdirSync } from 'node:fs'
 import { flushCompileCache, getCompileCacheDir } from 'node:module'
 import { join, relative, resolve } from 'node:path'

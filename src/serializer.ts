@@ -1,16 +1,12 @@
-// Fastify's own serializer (fast-json-stringify through @fastify/fast-json-stringify-compiler), given the
-// same schemas with one rewrite: a nullable field, `anyOf: [T, { type: 'null' }]`, becomes T with
-// `nullable: true`. fast-json-stringify picks an anyOf branch by running an ajv validator of each branch
-// on the value: the whole DiscountData and Contractor, every breadcrumb's data and every nullable string
-// of a profile were validated a second time (formats included) after our TypeBox contracts had checked
-// them. With `nullable` it writes null, or the value through T's schema: the same bytes, about 40% less
-// serialization time per profile. The rewrite is for the serializer only: routes, the OpenAPI document
-// and every validator keep the anyOf.
+// JSON.stringify of a value projected on its schema, else Fastify's own serializer with `anyOf: [T, null]` rewritten
+// to a nullable T, so fast-json-stringify does not validate each branch again (docs/performance.md, register:
+// Serializer projection). The rewrite is for the serializer only: routes, OpenAPI and validators keep the anyOf.
 import { createRequire } from 'node:module'
 import type { FastifyServerOptions } from 'fastify'
 
 type SchemaNode = Record<string, unknown>
-type SerializerFactory = (externalSchemas: Record<string, unknown>, options: unknown) => (route: { schema: unknown }) => unknown
+type SerializerFactory =
+  (externalSchemas: Record<string, unknown>, options: unknown) => (route: { schema: unknown }) => unknown
 
 // The copy Fastify itself would use, resolved from Fastify's own location (not a dependency of ours).
 const fastifyRequire = createRequire(createRequire(import.meta.url).resolve('fastify'))
@@ -37,7 +33,9 @@ export function nullableForSerializer<T> (schema: T, shared: Record<string, unkn
   if (Array.isArray(schema)) return schema.map(item => nullableForSerializer(item, shared)) as T
   if (typeof schema !== 'object' || schema === null) return schema
   const out: SchemaNode = {}
-  for (const [key, value] of Object.entries(schema)) setField(out, key, VALUE_KEYS.has(key) ? value : nullableForSerializer(value, shared))
+  for (const [key, value] of Object.entries(schema)) {
+    setField(out, key, VALUE_KEYS.has(key) ? value : nullableForSerializer(value, shared))
+  }
   const anyOf = out.anyOf
   if (Array.isArray(anyOf) && anyOf.length === 2) {
     const nullAt = anyOf.findIndex(isNullSchema)
@@ -60,10 +58,13 @@ export function serializerController (): NonNullable<FastifyServerOptions['schem
     compilersFactory: {
       buildSerializer (externalSchemas: Record<string, unknown>, options: unknown) {
         const shared = externalSchemas ?? {}
-        const rewritten = Object.fromEntries(Object.entries(shared).map(([id, schema]) => [id, nullableForSerializer(schema, shared)]))
+        const rewritten = Object.fromEntries(
+          Object.entries(shared).map(([id, schema]) => [id, nullableForSerializer(schema, shared)])
+        )
         const compile = buildDefault(rewritten, options)
         return (route: { schema: unknown }) =>
-          projectionSerializer(route.schema, shared) ?? compile({ ...route, schema: nullableForSerializer(route.schema, shared) })
+          projectionSerializer(route.schema, shared) ??
+          compile({ ...route, schema: nullableForSerializer(route.schema, shared) })
       }
     }
   } as NonNullable<FastifyServerOptions['schemaController']>
@@ -164,7 +165,9 @@ const requiredMissing = (name: string) => new Error(`${JSON.stringify(name)} is 
  * `const`, `nullable`, and `anyOf: [T, null]`. A schema without `type` has the type fast-json-stringify
  * infers from its keywords.
  */
-function compileProjection (node: SchemaNode, shared: Record<string, unknown>, refs: Map<string, Projection>): Projection {
+function compileProjection (
+  node: SchemaNode, shared: Record<string, unknown>, refs: Map<string, Projection>
+): Projection {
   if (typeof node === 'boolean') return asIs
   for (const key of Object.keys(node)) if (!OPEN_KEYWORDS.has(key)) throw new Unsupported(key)
   if (typeof node.$ref === 'string') {
@@ -209,7 +212,9 @@ function compileProjection (node: SchemaNode, shared: Record<string, unknown>, r
   return scalarProjection(type, node.format)
 }
 
-function arrayProjection (node: SchemaNode, shared: Record<string, unknown>, refs: Map<string, Projection>): Projection {
+function arrayProjection (
+  node: SchemaNode, shared: Record<string, unknown>, refs: Map<string, Projection>
+): Projection {
   if (Array.isArray(node.items)) throw new Unsupported('tuple items')
   const items = node.items === undefined ? asIs : compileProjection(node.items as SchemaNode, shared, refs)
   const code = node.items === undefined ? KEEPS_ANY : keepsCode(node.items as SchemaNode, items, shared)
@@ -241,7 +246,9 @@ const KEEPS_STRING = 2
 const KEEPS_BOOLEAN = 3
 const KEEPS_NUMBER = 4
 const KEEPS_INTEGER = 5
-const KEEPS_BY_TYPE: Record<string, number> = { string: KEEPS_STRING, boolean: KEEPS_BOOLEAN, number: KEEPS_NUMBER, integer: KEEPS_INTEGER }
+const KEEPS_BY_TYPE: Record<string, number> = {
+  string: KEEPS_STRING, boolean: KEEPS_BOOLEAN, number: KEEPS_NUMBER, integer: KEEPS_INTEGER
+}
 /** Added to a code: null is kept too. */
 const OR_NULL = 8
 
@@ -277,7 +284,9 @@ function keeps (code: number, value: unknown): boolean {
   }
 }
 
-function objectProjection (node: SchemaNode, shared: Record<string, unknown>, refs: Map<string, Projection>): Projection {
+function objectProjection (
+  node: SchemaNode, shared: Record<string, unknown>, refs: Map<string, Projection>
+): Projection {
   if (node.additionalProperties !== undefined && typeof node.additionalProperties !== 'boolean') throw new Unsupported('additionalProperties')
   const entries = Object.entries((node.properties ?? {}) as Record<string, SchemaNode>)
   const names = entries.map(([name]) => name)
@@ -324,8 +333,7 @@ function objectProjection (node: SchemaNode, shared: Record<string, unknown>, re
     return copy(Object(value) as Record<string, unknown>, 0, NOT_YET)
   }
 
-  // An object that meets the schema is kept as it is, no copy made: only one with an undeclared field
-  // (or with a part that has one) is copied down to the declared fields.
+  // An object that meets the schema is kept as it is: only one with an undeclared field (anywhere) is copied.
   return value => {
     // As fast-json-stringify: toJSON() is honoured, null is {}, another value is read as an object.
     if (typeof value !== 'object' || value === null) return other(value)
@@ -348,19 +356,23 @@ function objectProjection (node: SchemaNode, shared: Record<string, unknown>, re
       if (projected !== field || (inherited[i] && !Object.hasOwn(source, names[i]!))) return copy(source, i, projected)
     }
     for (const name of requiredOnly) if (source[name] === undefined) throw requiredMissing(name)
-    if (!open) for (const name in source) if (!declared.has(name) && source[name] !== undefined) return copy(source, count, NOT_YET)
+    if (!open) {
+      for (const name in source) {
+        if (!declared.has(name) && source[name] !== undefined) return copy(source, count, NOT_YET)
+      }
+    }
     return source
   }
 }
 
 /**
- * A serializer of `schema` as `JSON.stringify` of its projection: the JSON fast-json-stringify writes
- * (fields the schema does not declare dropped just the same, other values coerced or thrown the same;
- * the deliberate differences are in docs/performance.md and test/differential/serializer.test.ts), at a
- * third of the allocation (bench: 17.5 against 5.7 KiB per profile); a value that meets the schema is not
- * even copied. Undefined when the schema uses a keyword the projection does not support.
+ * A serializer of `schema` as `JSON.stringify` of its projection: the JSON fast-json-stringify writes (undeclared
+ * fields dropped, values coerced or thrown the same; deliberate differences in docs/performance.md) at a third of
+ * the allocation. Undefined when the schema uses a keyword the projection does not support.
  */
-export function projectionSerializer (schema: unknown, shared: Record<string, unknown>): ((value: unknown) => string) | undefined {
+export function projectionSerializer (
+  schema: unknown, shared: Record<string, unknown>
+): ((value: unknown) => string) | undefined {
   if (typeof schema !== 'object' || schema === null) return undefined
   try {
     const project = compileProjection(schema as SchemaNode, shared, new Map())

@@ -10,8 +10,12 @@ import { nullableForSerializer, projectionSerializer } from '../src/serializer.t
 const fastJsonStringify = createRequire(createRequire(import.meta.url).resolve('fastify'))('fast-json-stringify') as
   (schema: unknown, options: { schema: Record<string, unknown> }) => (value: unknown) => string
 
-const shared: Record<string, unknown> = Object.fromEntries(collectShared([Profile]).map(schema => [(schema as { $id: string }).$id, toRefs(schema)]))
-const rewritten = Object.fromEntries(Object.entries(shared).map(([id, schema]) => [id, nullableForSerializer(schema, shared)]))
+const shared: Record<string, unknown> = Object.fromEntries(
+  collectShared([Profile]).map(schema => [(schema as { $id: string }).$id, toRefs(schema)])
+)
+const rewritten = Object.fromEntries(
+  Object.entries(shared).map(([id, schema]) => [id, nullableForSerializer(schema, shared)])
+)
 
 t.test('every nullable of the Profile becomes a nullable type, and nothing else changes', async t => {
   const count = (node: unknown) => JSON.stringify(node).split('"anyOf"').length - 1

@@ -17,7 +17,9 @@ export function consoleKeyCheck (expected: string): (presented: unknown) => bool
  * The operator a presented console key belongs to, or undefined. Every key is compared, in constant time
  * (digests of equal length, no early exit), so timing tells neither which key nor how close a guess came.
  */
-export function consoleOperatorCheck (operators: ReadonlyMap<string, string>): (presented: unknown) => string | undefined {
+export function consoleOperatorCheck (
+  operators: ReadonlyMap<string, string>
+): (presented: unknown) => string | undefined {
   const digests = [...operators].map(([name, key]) => ({ name, digest: sha256(key) }))
   return presented => {
     if (typeof presented !== 'string') return undefined

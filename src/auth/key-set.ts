@@ -99,7 +99,8 @@ export class RemoteKeySet extends EventEmitter<KeySetEvents> {
    * is). Requests arriving during a refresh wait for that one instead of starting their own.
    */
   async keyAfterRefresh (kid: string): Promise<SetKey | undefined> {
-    if (this.#inFlight === undefined && performance.now() - this.#lastAttempt < this.#cooldownMs) return this.#keys.get(kid)
+    const coolingDown = performance.now() - this.#lastAttempt < this.#cooldownMs
+    if (this.#inFlight === undefined && coolingDown) return this.#keys.get(kid)
     await this.refresh()
     return this.#keys.get(kid)
   }
@@ -151,7 +152,8 @@ export class RemoteKeySet extends EventEmitter<KeySetEvents> {
       next = Math.min(cap, 1000 * 2 ** Math.min(this.#failedInARow - 1, 20))
       this.emit('refresh', { ok: false, keys: this.#keys.size })
     }
-    if (!this.#stopped) this.#timer = setTimeout(() => { this.refresh().catch(() => {}) }, Math.min(next, MAX_DELAY_MS)).unref()
+    if (this.#stopped) return
+    this.#timer = setTimeout(() => { this.refresh().catch(() => {}) }, Math.min(next, MAX_DELAY_MS)).unref()
   }
 
   async #fetch (): Promise<{ members: unknown[], maxAge: number | undefined }> {
@@ -187,7 +189,7 @@ export class RemoteKeySet extends EventEmitter<KeySetEvents> {
     return { members: keys.slice(0, MAX_KEYS), maxAge: maxAgeSeconds(headers['cache-control']) }
   }
 
-  /** The usable keys by kid; a member that fails is skipped alone. Unchanged keys keep their verifier (and its cache). */
+  /** The usable keys by kid; a member that fails is skipped alone. Unchanged keys keep their verifier and cache. */
   async #importAll (members: unknown[]): Promise<Map<string, SetKey>> {
     const results = await Promise.allSettled(members.map(publicKeyOfSet))
     const keys = new Map<string, SetKey>()
@@ -211,13 +213,17 @@ export class RemoteKeySet extends EventEmitter<KeySetEvents> {
 
   #reuseOrBuild (key: PublicKeyOfSet): SetKey {
     const known = this.#keys.get(key.kid)
-    if (known !== undefined && known.thumbprint === key.thumbprint && known.algorithms.join() === key.algorithms.join()) return known
-    return { kid: key.kid, algorithms: key.algorithms, thumbprint: key.thumbprint, verify: this.#verifierFor(key.pem, key.algorithms) }
+    if (known !== undefined && known.thumbprint === key.thumbprint &&
+      known.algorithms.join() === key.algorithms.join()) return known
+    const verify = this.#verifierFor(key.pem, key.algorithms)
+    return { kid: key.kid, algorithms: key.algorithms, thumbprint: key.thumbprint, verify }
   }
 }
 
 /** The body as text, refused past MAX_KEY_SET_BYTES and when the deadline passes. */
-async function readCapped (body: AsyncIterable<Buffer> & { destroy (): unknown }, signal: AbortSignal): Promise<string> {
+async function readCapped (
+  body: AsyncIterable<Buffer> & { destroy (): unknown }, signal: AbortSignal
+): Promise<string> {
   const chunks: Buffer[] = []
   let size = 0
   try {

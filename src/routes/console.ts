@@ -137,7 +137,9 @@ function toAnswer (exchange: Exchange, secrets: readonly string[]): ConsoleAnswe
     // The messages quote the upstream (its content type) and the paths name its keys: both redacted.
     contract: {
       valid: exchange.contract.valid,
-      errors: exchange.contract.errors.map(e => ({ path: redactText(e.path, secrets), message: redactText(e.message, secrets) }))
+      errors: exchange.contract.errors.map(e => ({
+        path: redactText(e.path, secrets), message: redactText(e.message, secrets)
+      }))
     },
     body: redactSecrets(exchange.body, secrets)
   }

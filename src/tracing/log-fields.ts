@@ -20,5 +20,6 @@ export function traceLogFields (): Record<string, string> {
 export function withTraceLogFields (options: LoggerOptions): LoggerOptions {
   if (typeof options !== 'object' || options === null) return options
   const own = (options as { mixin?: (...args: unknown[]) => object }).mixin
-  return { ...options, mixin: own === undefined ? traceLogFields : (...args: unknown[]) => ({ ...own(...args), ...traceLogFields() }) }
+  const mixin = own === undefined ? traceLogFields : (...args: unknown[]) => ({ ...own(...args), ...traceLogFields() })
+  return { ...options, mixin }
 }

@@ -83,14 +83,19 @@ export function registerTracing (options: TracingOptions): Tracing {
   context.setGlobalContextManager(contextManager)
   propagation.setGlobalPropagator(new W3CTraceContextPropagator())
   trace.setGlobalTracerProvider(provider)
-  diag.setLogger({ error: diagLine(50), warn: diagLine(40), info: ignore, debug: ignore, verbose: ignore }, DiagLogLevel.WARN)
+  diag.setLogger(
+    { error: diagLine(50), warn: diagLine(40), info: ignore, debug: ignore, verbose: ignore }, DiagLogLevel.WARN
+  )
   setActiveTracer(provider.getTracer(DEFAULT_SERVICE_NAME))
   return {
     async shutdown () {
       setActiveTracer(null)
       let timer: NodeJS.Timeout | undefined
       const outcome = await Promise.race([
-        provider.shutdown().then(() => undefined, (error: unknown) => error instanceof Error ? error : new Error(String(error))),
+        provider.shutdown().then(
+          () => undefined,
+          (error: unknown) => error instanceof Error ? error : new Error(String(error))
+        ),
         new Promise<Error>(resolve => {
           timer = setTimeout(() => { resolve(new Error(`the last spans were not exported within ${SHUTDOWN_EXPORT_MS} ms`)) }, SHUTDOWN_EXPORT_MS)
         })

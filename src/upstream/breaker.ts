@@ -1,11 +1,6 @@
-// How upstream calls survive a failing upstream: a circuit breaker per operation, so an operation that
-// is down for everyone is refused at once instead of costing every caller its deadline. (The one retry,
-// of a connection dropped before any byte of an answer, is exchange.ts's.)
-// The breaker is a small state machine of our own with the semantics of cockatiel's SamplingBreaker (v4)
-// behind a policy with one half-open probe, but a window that truly slides (FailureWindow), and no
-// promise of its own: a call is admitted, then settled.
-// cockatiel's execute() wrapped every call in three more promise layers and a result object (about 5 %
-// of the service's allocation per profile in the bench).
+// A circuit breaker per operation: an operation down for everyone is refused at once instead of costing every
+// caller its deadline (the one retry is exchange.ts's). cockatiel's SamplingBreaker semantics, with a window that
+// truly slides and no promise of its own (docs/performance.md, register: Circuit breaker).
 import { isUpstreamError, upstreamError, type FailureReason, type UpstreamError } from './errors.ts'
 import { operationNames, type OperationName } from './operations.ts'
 
@@ -22,23 +17,18 @@ export interface BreakerOptions {
   halfOpenAfterMs: number
 }
 
-export const DEFAULT_BREAKER_OPTIONS: BreakerOptions = { failureRatePercent: 50, minCalls: 20, windowMs: 10_000, halfOpenAfterMs: 10_000 }
+export const DEFAULT_BREAKER_OPTIONS: BreakerOptions = {
+  failureRatePercent: 50, minCalls: 20, windowMs: 10_000, halfOpenAfterMs: 10_000
+}
 
 /**
  * What an ended call says about the operation, for every caller:
- * - `failure`: the operation is unavailable. No answer (refused or reset connection, a timeout that had
- *   the full deadline), a 5xx, or a redirect we cannot follow (to another origin, a loop, no usable
- *   Location). Redirects count because the upstream chooses them by path, never by record: a bad one
- *   is a misconfiguration every caller meets, exactly like a 5xx.
- * - `answered`: the upstream answered, even when the answer is unusable for this record (an undocumented
- *   4xx, not JSON, the wrong content type, a contract break, too large, or any record-specific reason
- *   added later). The caller gets its 502, the metrics count it by reason and the log names it, but one
- *   client's broken record must never become everyone's outage. It proves the operation is reachable, so
- *   a probe that meets one closes the breaker, and an answer that arrived whole counts in the window as
- *   an answered (successful) call: the breaker measures failures among the calls that reached the
- *   upstream, and these did. (One cut off at the size cap, thrown before it was whole, counts neither way.)
- * - `neutral`: the caller's own limit (`aborted`, a timeout cut short by the profile budget), or the
- *   breaker's own refusal; says nothing about the upstream.
+ * - `failure`: unavailable: no answer (refused or reset, a timeout that had the full deadline), a 5xx, or a redirect
+ *   we cannot follow (chosen by path, never by record, so a bad one is every caller's misconfiguration).
+ * - `answered`: it answered, even if unusable for this record (an undocumented 4xx, not JSON, a contract break):
+ *   one client's broken record must never become everyone's outage. A probe that meets one closes the breaker; a
+ *   whole answer counts as a success (one cut off at the size cap, before it was whole, counts neither way).
+ * - `neutral`: the caller's own limit (`aborted`, a timeout cut short by the budget), or the breaker's refusal.
  */
 type Verdict = 'failure' | 'answered' | 'neutral'
 
@@ -64,11 +54,9 @@ function verdictOf (error: unknown, budgeted: boolean): Verdict {
 const failedAnswer = (result: { outcome: string, status: number }) => result.outcome === 'status' && isServerError(result.status)
 
 /**
- * The failure rate over a sliding window of time, in max(5, ceil(window / 1 s)) buckets of a rounded
- * size: a call lands in the bucket of its time (time / bucket size); the window holds the buckets of the
- * last `count` bucket times, and every older one is emptied however long the quiet was. (cockatiel's
- * SamplingBreaker moved on by one bucket per call, so a failure could outlive its window by hours.) The
- * rate counts once the window holds at least `minCalls` calls: exactly that, free of the rounding.
+ * The failure rate over a sliding window of time, in max(5, ceil(window / 1 s)) buckets: every bucket older than
+ * the window is emptied however long the quiet was (cockatiel's moved on one bucket per call, so a failure could
+ * outlive its window by hours). The rate counts once the window holds `minCalls` calls.
  */
 export class FailureWindow {
   readonly #failuresIn: Int32Array
@@ -218,8 +206,7 @@ export function createBreakers (
 
   function admit (operation: OperationName): Admission {
     const breaker = breakers.get(operation)!
-    // While the probe is out, others are refused as by an open breaker (never queued behind the probe,
-    // deaf to their own deadlines).
+    // While the probe is out, others are refused, never queued behind it deaf to their own deadlines.
     if (breaker.state === 'half_open') throw refused(operation, breaker)
     if (breaker.state === 'closed') return NOT_PROBE
     // Open past its delay: this call is the probe.
@@ -231,15 +218,16 @@ export function createBreakers (
   function settleError (operation: OperationName, admission: Admission, error: unknown, budgeted: boolean): void {
     const breaker = breakers.get(operation)!
     const probe = admission !== NOT_PROBE
-    // A failure counts; an answer that could not be read whole (too large) counts neither way in a
-    // closed breaker, and closes a half-open one (the upstream answered). A probe that proved nothing
-    // (the caller's own limit) counts as failed.
+    // An answer too large to read counts neither way when closed and closes a half-open breaker (it answered);
+    // a probe that proved nothing (the caller's own limit) counts as failed.
     const verdict = verdictOf(error, budgeted)
     if (verdict === 'failure' || (probe && verdict === 'neutral')) failed(operation, breaker, admission)
     else if (probe) succeeded(operation, breaker, admission)
   }
 
-  function settleAnswer (operation: OperationName, admission: Admission, answer: { outcome: string, status: number }): void {
+  function settleAnswer (
+    operation: OperationName, admission: Admission, answer: { outcome: string, status: number }
+  ): void {
     const breaker = breakers.get(operation)!
     // Answers are never cut short by a budget: their outcome alone decides.
     if (failedAnswer(answer)) failed(operation, breaker, admission)

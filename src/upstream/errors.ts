@@ -60,7 +60,9 @@ const byReason: Record<FailureReason, UpstreamErrorCtor> = {
 
 export function upstreamError (reason: FailureReason, exchange: FailedExchange, cause?: unknown): UpstreamError {
   const Ctor = byReason[reason]
-  const error = (cause === undefined ? new Ctor(exchange.operation) : new Ctor(exchange.operation, { cause })) as UpstreamError
+  const error = (
+    cause === undefined ? new Ctor(exchange.operation) : new Ctor(exchange.operation, { cause })
+  ) as UpstreamError
   error.reason = reason
   error.exchange = exchange
   return error
@@ -68,5 +70,6 @@ export function upstreamError (reason: FailureReason, exchange: FailedExchange, 
 
 export function isUpstreamError (error: unknown): error is UpstreamError {
   return error instanceof Error && 'reason' in error && 'exchange' in error &&
-    (error instanceof UpstreamBadResponseError || error instanceof UpstreamTimeoutError || error instanceof UpstreamUnavailableError)
+    (error instanceof UpstreamBadResponseError || error instanceof UpstreamTimeoutError ||
+      error instanceof UpstreamUnavailableError)
 }

@@ -57,4 +57,5 @@ export const operationNames = Object.keys(operations) as OperationName[]
 
 export type ParamsOf<N extends OperationName> = Static<Operations[N]['params']>
 export type ResponseOf<N extends OperationName> = Static<Operations[N]['response']>
-export type NotFoundOf<N extends OperationName> = Operations[N] extends { notFound: { schema: infer S extends TSchema } } ? Static<S> : never
+export type NotFoundOf<N extends OperationName> =
+  Operations[N] extends { notFound: { schema: infer S extends TSchema } } ? Static<S> : never

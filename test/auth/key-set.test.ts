@@ -16,8 +16,10 @@ const ED = setKeyPair('ed25519', 'ed-2026')
 
 interface Options { refreshSeconds?: number, ready?: boolean, env?: Record<string, string> }
 
-/** The service verifying with the key set of `provider`, a probe route echoing the caller, and its warn-level log lines. */
-async function serviceOn (t: Test, provider: KeySetServer, { refreshSeconds = 1, ready = true, env = {} }: Options = {}) {
+/** The service verifying with the key set of `provider`, a probe route echoing the caller, its warn-level logs. */
+async function serviceOn (
+  t: Test, provider: KeySetServer, { refreshSeconds = 1, ready = true, env = {} }: Options = {}
+) {
   const lines: Array<Record<string, unknown>> = []
   const { app } = await buildTestApp(t, {
     AUTH_JWT_SECRET: undefined,

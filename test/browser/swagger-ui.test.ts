@@ -77,7 +77,10 @@ async function tryProfileInSwaggerUi (t: Test): Promise<void> {
   const bottom = await operation.locator('.live-responses-table').boundingBox()
   await mkdir(OUTPUT_DIR, { recursive: true })
   if (top === null || bottom === null) t.fail('the operation and its answer are on screen')
-  else await page.screenshot({ path: SCREENSHOT, fullPage: true, clip: { x: top.x, y: top.y, width: top.width, height: bottom.y + bottom.height - top.y } })
+  else {
+    const clip = { x: top.x, y: top.y, width: top.width, height: bottom.y + bottom.height - top.y }
+    await page.screenshot({ path: SCREENSHOT, fullPage: true, clip })
+  }
   t.ok(existsSync(SCREENSHOT), `screenshot saved to ${SCREENSHOT}`)
 }
 

@@ -130,7 +130,9 @@ t.test('a drifted answer is reported by field path', async t => {
   const passport = structuredClone(ivanov.passport) as Record<string, any>
   passport.client.login = Number(passport.client.login)
   passport.catalog_cars_favourites[0].is_my = 'yes'
-  const sandbox = await startSandboxUpstream({ keys, clients: [{ ...ivanov, passport: passport as PassportClientFound }] })
+  const sandbox = await startSandboxUpstream({
+    keys, clients: [{ ...ivanov, passport: passport as PassportClientFound }]
+  })
   t.teardown(() => sandbox.close())
   const client = createUpstreamClient({ baseUrl: sandbox.url, keys, timeoutMs: 5000 })
   t.teardown(() => client.close())

@@ -17,7 +17,12 @@ import { startCommand } from '../../scripts/start-command.ts'
 
 const DIR = join(ROOT, 'deploy/kubernetes')
 
-interface Manifest { apiVersion: string, kind: string, metadata: { name: string, labels?: Record<string, string> }, [key: string]: unknown }
+interface Manifest {
+  apiVersion: string
+  kind: string
+  metadata: { name: string, labels?: Record<string, string> }
+  [key: string]: unknown
+}
 
 /** Every YAML document of the folder, with the file it came from. */
 const documents = readdirSync(DIR).filter(file => file.endsWith('.yaml')).sort().flatMap(file =>
@@ -56,7 +61,9 @@ interface Container {
   livenessProbe: Probe
   lifecycle: { preStop: { sleep?: { seconds: number } } }
   resources: { requests: Record<string, string>, limits: Record<string, string> }
-  securityContext: { allowPrivilegeEscalation: boolean, readOnlyRootFilesystem: boolean, capabilities: { drop: string[] } }
+  securityContext: {
+    allowPrivilegeEscalation: boolean, readOnlyRootFilesystem: boolean, capabilities: { drop: string[] }
+  }
 }
 interface Deployment {
   metadata: { name: string }
@@ -159,7 +166,9 @@ t.test('every variable named is one the service reads, and the ConfigMap\'s valu
   t.strictSame(container.envFrom, [{ configMapRef: { name: configMap.metadata.name } }], 'the rest from the ConfigMap')
   t.ok('REDIS_URL' in configMap.data, 'the replicas share one Redis for the rate limits')
   // What the pod gets, with made-up values for the Secret's keys: the service accepts it.
-  const config = loadConfig({ ...configMap.data, PASSPORT_API_KEY: PASSPORT_KEY, DEALER_API_KEY: DEALER_KEY, AUTH_JWT_SECRET: JWT_SECRET })
+  const config = loadConfig({
+    ...configMap.data, PASSPORT_API_KEY: PASSPORT_KEY, DEALER_API_KEY: DEALER_KEY, AUTH_JWT_SECRET: JWT_SECRET
+  })
   t.equal(config.HOST, '0.0.0.0', 'listens on the pod\'s address')
 })
 
@@ -169,14 +178,18 @@ t.test('the keys come from one Secret, by name, never from the ConfigMap', async
   t.equal(new Set(refs.map(r => r.ref?.name)).size, 1, 'one Secret')
   t.ok(refs.every(r => r.ref?.key === r.name), 'each key named as its variable')
   const optional = Object.fromEntries(refs.map(r => [r.name, r.ref?.optional === true]))
-  t.strictSame(optional, { PASSPORT_API_KEY: false, DEALER_API_KEY: false, AUTH_JWT_SECRET: false, CONSOLE_API_KEY: true, METRICS_API_KEY: true })
+  t.strictSame(optional, {
+    PASSPORT_API_KEY: false, DEALER_API_KEY: false, AUTH_JWT_SECRET: false, CONSOLE_API_KEY: true, METRICS_API_KEY: true
+  })
   for (const key of Object.keys(optional)) t.notOk(key in configMap.data, `${key} is not in the ConfigMap`)
 })
 
 t.test('a stopping pod drains before SIGTERM and finishes its requests within the grace period', async t => {
   const pause = container.lifecycle.preStop.sleep?.seconds ?? 0
   t.ok(pause >= 3, 'a preStop pause of a few seconds while endpoints are removed')
-  const config = loadConfig({ ...configMap.data, PASSPORT_API_KEY: PASSPORT_KEY, DEALER_API_KEY: DEALER_KEY, AUTH_JWT_SECRET: JWT_SECRET })
+  const config = loadConfig({
+    ...configMap.data, PASSPORT_API_KEY: PASSPORT_KEY, DEALER_API_KEY: DEALER_KEY, AUTH_JWT_SECRET: JWT_SECRET
+  })
   t.ok(pod.terminationGracePeriodSeconds > pause + config.SHUTDOWN_GRACE_MS / 1000,
     `terminationGracePeriodSeconds ${pod.terminationGracePeriodSeconds} > ${pause} s pause + ${config.SHUTDOWN_GRACE_MS} ms grace`)
 })
@@ -223,7 +236,9 @@ const ServiceMonitorSchema = Type.Object({
       scrapeTimeout: Type.Optional(Duration),
       authorization: Type.Object({
         type: Type.Literal('Bearer'),
-        credentials: Type.Object({ name: Type.String({ minLength: 1 }), key: Type.String({ minLength: 1 }) }, { additionalProperties: false })
+        credentials: Type.Object(
+          { name: Type.String({ minLength: 1 }), key: Type.String({ minLength: 1 }) }, { additionalProperties: false }
+        )
       }, { additionalProperties: false })
     }, { additionalProperties: false }), { minItems: 1 })
   }, { additionalProperties: false })
@@ -251,7 +266,16 @@ const PrometheusRuleSchema = Type.Object({
 
 interface ServiceMonitor {
   metadata: { labels: Record<string, string> }
-  spec: { selector: { matchLabels: Record<string, string> }, endpoints: Array<{ port: string, path: string, interval: string, scrapeTimeout?: string, authorization: { credentials: { name: string, key: string } } }> }
+  spec: {
+    selector: { matchLabels: Record<string, string> }
+    endpoints: Array<{
+      port: string
+      path: string
+      interval: string
+      scrapeTimeout?: string
+      authorization: { credentials: { name: string, key: string } }
+    }>
+  }
 }
 const serviceMonitor = one<ServiceMonitor>('ServiceMonitor')
 

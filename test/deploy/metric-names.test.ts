@@ -21,11 +21,19 @@ const rules = ruleGroups.flatMap(group => group.rules)
 const records = new Set(rules.flatMap(rule => 'record' in rule ? [rule.record] : []))
 
 interface Target { expr: string }
-interface Panel { id: number, type: string, title: string, datasource?: { type: string, uid: string }, targets?: Target[] }
+interface Panel {
+  id: number
+  type: string
+  title: string
+  datasource?: { type: string, uid: string }
+  targets?: Target[]
+}
 interface Dashboard {
   uid: string
   panels: Panel[]
-  templating: { list: Array<{ name: string, type: string, query: string | { query: string }, datasource?: { uid: string } }> }
+  templating: {
+    list: Array<{ name: string, type: string, query: string | { query: string }, datasource?: { uid: string } }>
+  }
 }
 const dashboard = JSON.parse(readFileSync(DASHBOARD_FILE, 'utf8')) as Dashboard
 const queryPanels = dashboard.panels.filter(panel => panel.type !== 'row')

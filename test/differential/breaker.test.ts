@@ -43,7 +43,9 @@ const step = fc.oneof(
 )
 // Runs of failures, so the minimum volume is reached before and after the quiet spells.
 const steps = fc.array(fc.tuple(step, fc.integer({ min: 1, max: 25 })), { minLength: 1, maxLength: 40 })
-  .map(runs => runs.flatMap(([first, times]) => [first, ...Array.from({ length: times - 1 }, () => ({ advance: 0, failed: first.failed }))]))
+  .map(runs => runs.flatMap(([first, times]) => [
+    first, ...Array.from({ length: times - 1 }, () => ({ advance: 0, failed: first.failed }))
+  ]))
 
 t.test('the window answers as a time-bucketed sliding window, whatever the gaps between calls', async t => {
   let opened = 0

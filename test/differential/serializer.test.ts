@@ -61,7 +61,8 @@ function withoutPrototypeNames (schema: Schema): Schema {
   for (const [keyword, value] of Object.entries(schema)) {
     if (keyword === 'properties') {
       out.properties = Object.fromEntries(Object.entries(value as Record<string, Schema>)
-        .filter(([name]) => !(name in Object.prototype)).map(([name, property]) => [name, withoutPrototypeNames(property)]))
+        .filter(([name]) => !(name in Object.prototype))
+        .map(([name, property]) => [name, withoutPrototypeNames(property)]))
     } else if (keyword === 'required') {
       out.required = (value as string[]).filter(name => !(name in Object.prototype))
     } else if (keyword === 'items') {
@@ -113,7 +114,9 @@ const { schema: schemaArbitrary } = fc.letrec<{ schema: Schema, object: Schema, 
 /** A record with the given own fields, `__proto__` as a field (as JSON.parse makes it), never the prototype. */
 function record (entries: Array<[string, unknown]>): Schema {
   const out: Schema = {}
-  for (const [name, value] of entries) Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true })
+  for (const [name, value] of entries) {
+    Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true })
+  }
   return out
 }
 
@@ -144,13 +147,17 @@ const typeOf = (schema: Schema): string | undefined => {
  * nullable rewrite the app's own fallback uses).
  */
 function valueOf (schema: Schema, strict: boolean, depth = 0): fc.Arbitrary<unknown> {
-  const loose = (valid: fc.Arbitrary<unknown>) => strict || depth > 4 ? valid : fc.oneof({ weight: 3, arbitrary: valid }, { weight: 1, arbitrary: hostileScalar })
+  const loose = (valid: fc.Arbitrary<unknown>) => strict || depth > 4
+    ? valid
+    : fc.oneof({ weight: 3, arbitrary: valid }, { weight: 1, arbitrary: hostileScalar })
   if (Array.isArray(schema.anyOf)) {
     const branches = schema.anyOf as Schema[]
     return fc.oneof(...branches.map(branch => branch.type === 'null' ? fc.constant(null) : valueOf(branch, true, depth + 1)))
   }
   if (schema.const !== undefined) return loose(fc.constant(schema.const))
-  const nullable = schema.nullable === true ? (valid: fc.Arbitrary<unknown>) => fc.oneof(valid, fc.constant(null)) : (valid: fc.Arbitrary<unknown>) => valid
+  const nullable = schema.nullable === true
+    ? (valid: fc.Arbitrary<unknown>) => fc.oneof(valid, fc.constant(null))
+    : (valid: fc.Arbitrary<unknown>) => valid
   switch (typeOf(schema)) {
     case 'string':
       if (schema.format === 'date-time') return nullable(loose(fc.constantFrom('2024-05-17T14:03:27.512345+03:00', '2024-05-17T11:03:27Z')))
@@ -167,7 +174,8 @@ function valueOf (schema: Schema, strict: boolean, depth = 0): fc.Arbitrary<unkn
       const required = new Set(schema.required as string[])
       const declared = Object.entries(properties).map(([name, property]) =>
         fc.tuple(fc.constant(name), valueOf(property, strict, depth + 1), fc.boolean())
-          .map(([name, value, present]) => present || (strict && required.has(name)) ? [[name, value] as [string, unknown]] : []))
+          .map(([name, value, present]) =>
+            present || (strict && required.has(name)) ? [[name, value] as [string, unknown]] : []))
       const extraAllowed = !strict || schema.additionalProperties !== false
       const undeclared = KEYS.filter(name => !(name in properties))
       const extras = extraAllowed && undeclared.length > 0
@@ -194,7 +202,8 @@ function valueOf (schema: Schema, strict: boolean, depth = 0): fc.Arbitrary<unkn
   }
 }
 
-const cases = schemaArbitrary.chain(schema => fc.tuple(fc.constant(schema), fc.array(valueOf(schema, false), { minLength: 1, maxLength: 4 })))
+const cases = schemaArbitrary.chain(schema =>
+  fc.tuple(fc.constant(schema), fc.array(valueOf(schema, false), { minLength: 1, maxLength: 4 })))
 
 t.test('the app writes what fast-json-stringify writes, or both throw', async t => {
   let runs = 0

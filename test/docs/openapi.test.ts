@@ -60,7 +60,8 @@ t.test('/docs/json: OpenAPI 3.1.0 with components named after the $ids and both 
   t.ok(Array.isArray(doc.servers) && doc.servers.length > 0)
 
   const names = Object.keys(doc.components.schemas)
-  const ids = collectShared([ErrorBody, ...profileSchemas, ...consoleSchemas, ...healthSchemas]).map(s => (s as { $id: string }).$id)
+  const ids = collectShared([ErrorBody, ...profileSchemas, ...consoleSchemas, ...healthSchemas])
+    .map(s => (s as { $id: string }).$id)
   t.same([...names].sort(), [...ids].sort(), 'one component per shared schema, named by its $id')
   for (const name of ['ErrorBody', 'ConsoleRequest', 'ConsoleAnswer', 'PassportParams', 'DealerParams']) t.ok(names.includes(name), name)
   t.notOk(JSON.stringify(doc).includes('def-'), 'no generated def-N names')

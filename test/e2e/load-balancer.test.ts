@@ -101,7 +101,9 @@ if (binaries !== undefined) {
     const callers = Array.from({ length: 4 }, async () => {
       while (!stream.stopped) answers.push(await get(`${nginx}${PROFILE}`, IVANOV))
     })
-    const until = async (count: number) => { while (answers.length < count && !stream.stopped) await new Promise(resolve => setTimeout(resolve, 10)) }
+    const until = async (count: number) => {
+      while (answers.length < count && !stream.stopped) await new Promise(resolve => setTimeout(resolve, 10))
+    }
 
     await until(40)
     leaving.child.kill('SIGTERM')

@@ -19,8 +19,12 @@ t.test('no key, secret or token reaches the log at level trace', async t => {
   t.teardown(() => app.close())
   const base = await app.listen({ host: '127.0.0.1', port: 0 })
 
-  const token = signToken({ sub: ivanov.identity.uid_client, login: ivanov.identity.login, vendor: ivanov.identity.vendor }, JWT_SECRET)
-  const unknownToken = signToken({ sub: unknownClient.uid_client, login: unknownClient.login, vendor: unknownClient.vendor }, JWT_SECRET)
+  const token = signToken(
+    { sub: ivanov.identity.uid_client, login: ivanov.identity.login, vendor: ivanov.identity.vendor }, JWT_SECRET
+  )
+  const unknownToken = signToken(
+    { sub: unknownClient.uid_client, login: unknownClient.login, vendor: unknownClient.vendor }, JWT_SECRET
+  )
   const signature = token.split('.')[2]!
   const asCaller = (auth: string) => fetch(`${base}/api/users/profile`, { headers: { authorization: auth, cookie: 'session=s3cr3t-cookie' } })
   t.equal((await asCaller(`Bearer ${token}`)).status, 200)

@@ -31,7 +31,9 @@ async function sandbox (t: Test): Promise<string> {
 }
 
 /** An instance on port 0 sharing `redis`; its origin. */
-async function instance (t: Test, upstreamUrl: string, redis: RedisServer, overrides: AppOverrides = {}): Promise<string> {
+async function instance (
+  t: Test, upstreamUrl: string, redis: RedisServer, overrides: AppOverrides = {}
+): Promise<string> {
   const app = await buildApp(testConfig({
     UPSTREAM_URL: upstreamUrl,
     REDIS_URL: redis.url,
@@ -156,7 +158,9 @@ if (binaries !== undefined) {
     const redis = await startRedis(t, redisBinary)
     const upstream = await sandbox(t)
     const logs: Array<{ msg: string }> = []
-    const stream = new Writable({ write (chunk: Buffer, _encoding, done) { logs.push(JSON.parse(chunk.toString())); done() } })
+    const stream = new Writable({
+      write (chunk: Buffer, _encoding, done) { logs.push(JSON.parse(chunk.toString())); done() }
+    })
     const base = await instance(t, upstream, redis, { logger: { level: 'info', stream } })
     t.equal((await get(`${base}${PROFILE}`, IVANOV)).status, 200)
 

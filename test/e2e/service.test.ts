@@ -85,7 +85,10 @@ t.test('a dealer failure degrades its section and the profile is still served', 
       res.writeHead(500, { 'content-type': 'text/html' }).end('<h1>Internal Server Error</h1>')
       return
     }
-    const forward = httpRequest({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, answer => {
+    const options = {
+      host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers
+    }
+    const forward = httpRequest(options, answer => {
       res.writeHead(answer.statusCode ?? 502, answer.headers)
       answer.pipe(res)
     })

@@ -73,7 +73,9 @@ function baseEnv (upstreamUrl: string, receiverUrl: string): Record<string, stri
   }
 }
 
-const token = signToken({ sub: ivanov.identity.uid_client, login: ivanov.identity.login, vendor: ivanov.identity.vendor }, JWT_SECRET)
+const token = signToken(
+  { sub: ivanov.identity.uid_client, login: ivanov.identity.login, vendor: ivanov.identity.vendor }, JWT_SECRET
+)
 
 const attr = (span: OtlpSpan, key: string) => {
   const value = span.attributes.find(a => a.key === key)?.value
@@ -99,7 +101,10 @@ t.test('OTLP/HTTP JSON: a profile in the caller trace, one CLIENT span per upstr
   t.ok(receiver.exports.length > 0, 'the shutdown flushed the spans')
   t.ok(receiver.exports.every(e => e.path === '/v1/traces' && e.contentType === 'application/json'))
   const resourceSpans = receiver.exports.flatMap(e => (JSON.parse(e.body.toString('utf8')) as {
-    resourceSpans: Array<{ resource: { attributes: Array<{ key: string, value: OtlpValue }> }, scopeSpans: Array<{ spans: OtlpSpan[] }> }>
+    resourceSpans: Array<{
+      resource: { attributes: Array<{ key: string, value: OtlpValue }> }
+      scopeSpans: Array<{ spans: OtlpSpan[] }>
+    }>
   }).resourceSpans)
   const resource = Object.fromEntries(resourceSpans[0]!.resource.attributes.map(a => [a.key, a.value.stringValue]))
   t.match(resource, { 'service.name': 'dealer-profile-bff', 'deployment.environment.name': 'e2e' })

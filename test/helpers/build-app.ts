@@ -43,7 +43,9 @@ export interface TestApp {
   config: Config
 }
 
-export async function buildTestApp (t: Test, env: Record<string, string | undefined> = {}, overrides: AppOverrides = {}): Promise<TestApp> {
+export async function buildTestApp (
+  t: Test, env: Record<string, string | undefined> = {}, overrides: AppOverrides = {}
+): Promise<TestApp> {
   const config = testConfig(env)
   const agent = new MockAgent()
   agent.disableNetConnect()

@@ -54,7 +54,9 @@ export async function startKeySetServer (t: Teardown): Promise<KeySetServer> {
 }
 
 /** Polls `condition` every 20 ms until it holds; fails after `withinMs` (a generous bound, not a timing assertion). */
-export async function eventually (condition: () => boolean | Promise<boolean>, what: string, withinMs = 20_000): Promise<void> {
+export async function eventually (
+  condition: () => boolean | Promise<boolean>, what: string, withinMs = 20_000
+): Promise<void> {
   const deadline = Date.now() + withinMs
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`not within ${withinMs} ms: ${what}`)

@@ -15,7 +15,10 @@ export async function recordingUpstream (t: Test): Promise<{ url: string, receiv
   const received: Received[] = []
   const proxy = createServer((req, res) => {
     received.push({ path: req.url ?? '', headers: req.headers })
-    const out = httpRequest({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, answer => {
+    const options = {
+      host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers
+    }
+    const out = httpRequest(options, answer => {
       res.writeHead(answer.statusCode ?? 502, answer.headers)
       answer.pipe(res)
     })

@@ -13,7 +13,9 @@ const base64url = (value: string | Buffer) => Buffer.from(value).toString('base6
 const now = () => Math.floor(Date.now() / 1000)
 
 /** The claims of a valid token for the IVANOV fixture, valid for ten minutes. */
-export function claimsFor (who: { uid_client: string, login: string, vendor: string } = IVANOV, extra: Claims = {}): Claims {
+export function claimsFor (
+  who: { uid_client: string, login: string, vendor: string } = IVANOV, extra: Claims = {}
+): Claims {
   return { sub: who.uid_client, login: who.login, vendor: who.vendor, iat: now(), exp: now() + 600, ...extra }
 }
 
@@ -23,7 +25,9 @@ function signingInput (header: Claims, claims: Claims): string {
 }
 
 /** HS256 with a shared secret (the test secret unless told otherwise); `header` adds fields such as a kid. */
-export function hs256 (claims: Claims = claimsFor(), secret: string | Buffer = JWT_SECRET, header: Claims = {}): string {
+export function hs256 (
+  claims: Claims = claimsFor(), secret: string | Buffer = JWT_SECRET, header: Claims = {}
+): string {
   const input = signingInput({ alg: 'HS256', ...header }, claims)
   return `${input}.${createHmac('sha256', secret).update(input).digest('base64url')}`
 }

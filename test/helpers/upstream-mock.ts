@@ -28,7 +28,9 @@ export function mockUpstream (t: Teardown, options: Partial<UpstreamClientOption
   const agent = new MockAgent({ enableCallHistory: true })
   agent.disableNetConnect()
   const pool: MockPool = agent.get(ORIGIN)
-  const client = createUpstreamClient({ baseUrl: ORIGIN, keys: { ...KEYS }, timeoutMs: 2000, dispatcher: agent, ...options })
+  const client = createUpstreamClient({
+    baseUrl: ORIGIN, keys: { ...KEYS }, timeoutMs: 2000, dispatcher: agent, ...options
+  })
   t.teardown(async () => {
     try {
       agent.assertNoPendingInterceptors()

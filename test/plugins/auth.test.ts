@@ -19,7 +19,12 @@ async function appWithProbe (tt: Test, env: Record<string, string | undefined> =
 }
 
 /** The standard 401: body, challenge, request id, and nothing of the token in it. */
-function assertRefused (tt: Test, res: { statusCode: number, headers: Record<string, unknown>, body: string }, challenge: string, token?: string) {
+function assertRefused (
+  tt: Test,
+  res: { statusCode: number, headers: Record<string, unknown>, body: string },
+  challenge: string,
+  token?: string
+) {
   tt.equal(res.statusCode, 401)
   tt.equal(res.headers['www-authenticate'], challenge)
   tt.ok(res.headers['x-request-id'], 'x-request-id on the refusal')
@@ -63,7 +68,9 @@ t.test('expired, unexpired-but-missing-exp and future-nbf tokens are refused', a
     const res = await app.inject({ url: PROFILE, headers: bearer(token) })
     t.test(name, async t => assertRefused(t, res, INVALID, token))
   }
-  const expired = await app.inject({ url: PROFILE, headers: bearer(hs256(claimsFor(IVANOV, { exp: inSeconds(-120) }))) })
+  const expired = await app.inject({
+    url: PROFILE, headers: bearer(hs256(claimsFor(IVANOV, { exp: inSeconds(-120) })))
+  })
   t.equal(JSON.parse(expired.body).message, 'The bearer token has expired')
 })
 
@@ -224,5 +231,7 @@ t.test('a token refused for its nbf is accepted as soon as it becomes valid, not
 t.test('a forged token stays refused (its refusal may be cached)', async t => {
   const { app } = await appWithProbe(t)
   const forged = hs256(claimsFor(), 'another-secret-that-is-at-least-32-characters')
-  for (let i = 0; i < 2; i++) assertRefused(t, await app.inject({ url: PROFILE, headers: bearer(forged) }), INVALID, forged)
+  for (let i = 0; i < 2; i++) {
+    assertRefused(t, await app.inject({ url: PROFILE, headers: bearer(forged) }), INVALID, forged)
+  }
 })

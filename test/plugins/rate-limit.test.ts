@@ -115,7 +115,9 @@ t.test('refused credentials per address: past the limit, 429 only to refused cre
   const shared = '198.51.100.20'
   const forged = hs256(claimsFor(), 'another-secret-that-is-at-least-32-characters')
   const refusals = [{}, bearer('not-a-jwt'), bearer(forged)]
-  for (const headers of refusals) t.equal((await app.inject({ url: PROFILE, headers, remoteAddress: shared })).statusCode, 401)
+  for (const headers of refusals) {
+    t.equal((await app.inject({ url: PROFILE, headers, remoteAddress: shared })).statusCode, 401)
+  }
 
   // 40 more bad tokens (expired apps retrying behind one NAT address): every one past the limit is 429.
   for (let i = 0; i < 40; i++) {

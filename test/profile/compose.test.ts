@@ -49,7 +49,9 @@ t.test('dealer sections', async t => {
 })
 
 t.test('the composed profile satisfies the Profile schema', async t => {
-  const full = compose(fx.passportFound, { discount: fx.discountWithBonuses.data, contractor: fx.contractor, degraded: [] })
+  const full = compose(fx.passportFound, {
+    discount: fx.discountWithBonuses.data, contractor: fx.contractor, degraded: []
+  })
   t.ok(isProfile.Check(full), JSON.stringify([...isProfile.Errors(full)].slice(0, 3)))
   t.equal(full.uid_client, fx.IVANOV.uid_client)
   t.equal(full.client, fx.passportFound.client)
@@ -62,7 +64,9 @@ t.test('the composed profile satisfies the Profile schema', async t => {
 t.test('the Profile examples are valid profiles', async t => {
   const examples = (Profile as { examples?: unknown[] }).examples ?? []
   t.ok(examples.length > 0)
-  for (const example of examples) t.ok(isProfile.Check(example), JSON.stringify([...isProfile.Errors(example)].slice(0, 3)))
+  for (const example of examples) {
+    t.ok(isProfile.Check(example), JSON.stringify([...isProfile.Errors(example)].slice(0, 3)))
+  }
   t.notOk(isProfile.Check({ ...examples[0] as object, degraded: ['client'] }), 'only dealer sections can be degraded')
   t.notOk(isProfile.Check({ ...examples[0] as object, extra: 1 }), 'nothing outside the contract')
 })

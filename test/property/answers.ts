@@ -87,7 +87,9 @@ export function assertWellFormed (res: InjectResponse, route: 'profile' | 'conso
 }
 
 /** Runs a property as a subtest; a counterexample fails it with fast-check's report (seed and path to replay). */
-export function holds<Ts extends [unknown, ...unknown[]]> (t: Test, name: string, property: fc.IAsyncPropertyWithHooks<Ts>, numRuns = 150): Promise<unknown> {
+export function holds<Ts extends [unknown, ...unknown[]]> (
+  t: Test, name: string, property: fc.IAsyncPropertyWithHooks<Ts>, numRuns = 150
+): Promise<unknown> {
   return t.test(name, async t => {
     const result = await fc.check(property, { numRuns })
     if (result.failed) t.fail(fc.defaultReportMessage(result) ?? 'property failed')

@@ -23,19 +23,29 @@ const params = fc.oneof(
   identity.map(i => ({ ...i })),
   fc.record({ uid_client: uid }),
   fc.record({ vendor: fc.string({ maxLength: 70 }), login: fc.oneof(fc.stringMatching(/^\d{1,20}$/), fc.string()), uid_client: uid }, { requiredKeys: [] }),
-  fc.tuple(identity, fc.dictionary(fc.string({ maxLength: 10 }), fc.jsonValue({ maxDepth: 2 }), { minKeys: 1, maxKeys: 3 }))
+  fc.tuple(
+    identity, fc.dictionary(fc.string({ maxLength: 10 }), fc.jsonValue({ maxDepth: 2 }), { minKeys: 1, maxKeys: 3 })
+  )
     .map(([i, extra]) => ({ ...extra, ...i })),
   fc.jsonValue({ maxDepth: 3 })
 )
 /** A request the console must run: any operation, a seeded or unknown client. */
-const valid = fc.tuple(fc.constantFrom(...operationNames), identity, fc.uuid(), fc.boolean()).map(([name, who, other, seeded]) => {
+const valid = fc.tuple(
+  fc.constantFrom(...operationNames), identity, fc.uuid(), fc.boolean()
+).map(([name, who, other, seeded]) => {
   const uidClient = seeded ? who.uid_client : other
   return { operation: name, params: name === 'passport.get_client' ? { ...who, uid_client: uidClient } : { uid_client: uidClient } }
 })
 const request = fc.oneof(
   { weight: 2, arbitrary: valid },
   { weight: 4, arbitrary: fc.record({ operation, params }) },
-  { weight: 1, arbitrary: fc.tuple(fc.record({ operation, params }), fc.dictionary(fc.string({ maxLength: 10 }), fc.jsonValue({ maxDepth: 1 }), { minKeys: 1, maxKeys: 2 })).map(([r, extra]) => ({ ...extra, ...r })) },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(
+      fc.record({ operation, params }),
+      fc.dictionary(fc.string({ maxLength: 10 }), fc.jsonValue({ maxDepth: 1 }), { minKeys: 1, maxKeys: 2 })
+    ).map(([r, extra]) => ({ ...extra, ...r }))
+  },
   { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 4 }) }
 )
 
@@ -45,7 +55,9 @@ const deep = fc.tuple(fc.integer({ min: 1, max: 8000 }), fc.constantFrom('[', '{
   return `{"operation":"dealer.discount","params":{"uid_client":${open.repeat(depth)}1${close.repeat(depth)}}}`
 })
 /** A request whose one string brings the body within 300 bytes of the limit, either side. */
-const nearLimit = fc.tuple(fc.constantFrom(...operationNames), fc.integer({ min: -300, max: 300 })).map(([name, delta]) => {
+const nearLimit = fc.tuple(
+  fc.constantFrom(...operationNames), fc.integer({ min: -300, max: 300 })
+).map(([name, delta]) => {
   const frame = JSON.stringify({ operation: name, params: { uid_client: '' } })
   return frame.replace('"uid_client":""', `"uid_client":"${'A'.repeat(Math.max(0, CONSOLE_BODY_LIMIT - frame.length + delta))}"`)
 })

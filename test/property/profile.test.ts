@@ -26,7 +26,9 @@ const jwtHeader = fc.record({
 
 const seeded = fc.constantFrom(...seededClients.map(c => c.identity))
 const namedClaims = fc.record({
-  sub: fc.oneof(fc.uuid(), seeded.map(s => s.uid_client), seeded.map(s => s.uid_client.toLowerCase()), fc.string(), fc.integer()),
+  sub: fc.oneof(
+    fc.uuid(), seeded.map(s => s.uid_client), seeded.map(s => s.uid_client.toLowerCase()), fc.string(), fc.integer()
+  ),
   login: fc.oneof(fc.stringMatching(/^\d{1,15}$/), seeded.map(s => s.login), fc.string(), fc.constant(null)),
   vendor: fc.oneof(fc.constantFrom('kia', 'hyundai', ''), seeded.map(s => s.vendor), fc.string({ maxLength: 80 })),
   exp: fc.oneof(fc.integer({ min: -600, max: 3600 }).map(d => now() + d), fc.constant('never'), fc.double(), fc.constant(null)),
@@ -35,7 +37,9 @@ const namedClaims = fc.record({
   aud: fc.string({ maxLength: 20 })
 }, { requiredKeys: [] })
 /** The named claims, each maybe missing or of the wrong type, among random others. */
-const claims = fc.tuple(namedClaims, fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 }))
+const claims = fc.tuple(
+  namedClaims, fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 })
+)
   .map(([named, extra]) => ({ ...extra, ...named }))
 
 /** A JWS: random or garbage parts, signed with the test secret, another secret, or not at all. */
@@ -107,7 +111,10 @@ await holds(t, 'any tracing and other headers: the caller\'s own profile, an x-r
     if ((res.json() as { uid_client: string }).uid_client.toUpperCase() !== ivanovUid) throw new Error('another client\'s profile')
     const inbound = trace['x-request-id']
     const id = String(res.headers['x-request-id'])
-    if (inbound !== undefined && WELL_FORMED_ID.test(inbound) ? id !== inbound : !WELL_FORMED_ID.test(id) || id === inbound) {
+    const wrong = inbound !== undefined && WELL_FORMED_ID.test(inbound)
+      ? id !== inbound
+      : !WELL_FORMED_ID.test(id) || id === inbound
+    if (wrong) {
       throw new Error(`x-request-id ${JSON.stringify(inbound)} answered as ${JSON.stringify(id)}`)
     }
   }), 150)

@@ -127,7 +127,13 @@ t.test('an upstream error status is data, not a console error', async t => {
     expectCall(up, passport, passport.path, false).reply(400, fx.passportNotFound, { headers: JSON_UTF8 })
     const res = await send(t, up, runOp(passport))
     t.equal(res.statusCode, 200, res.body)
-    t.match(res.json(), { operation: passport.name, status: 400, redirects: [], contract: { valid: true, errors: [] }, body: fx.passportNotFound })
+    t.match(res.json(), {
+      operation: passport.name,
+      status: 400,
+      redirects: [],
+      contract: { valid: true, errors: [] },
+      body: fx.passportNotFound
+    })
   })
 
   t.test('an upstream 500 is shown with contract.valid false and its text body', async t => {
@@ -303,7 +309,10 @@ t.test('transport limits: 16 KiB body, JSON only', async t => {
 t.test('the request union is the registry: one closed variant per operation', async t => {
   t.equal(consoleRequestVariants.length, operationNames.length)
   operationNames.forEach((name, i) => {
-    const variant = consoleRequestVariants[i] as unknown as { additionalProperties?: boolean, properties: { operation: { const: string }, params: { additionalProperties?: boolean } } }
+    const variant = consoleRequestVariants[i] as unknown as {
+      additionalProperties?: boolean
+      properties: { operation: { const: string }, params: { additionalProperties?: boolean } }
+    }
     t.equal(variant.properties.operation.const, name)
     t.equal(variant.additionalProperties, false, `${name} accepts no other property`)
     t.equal(variant.properties.params.additionalProperties, false, `${name} params accept no other property`)
@@ -340,7 +349,8 @@ t.test('CONSOLE_API_KEYS: one key per operator, each named in one audit line per
   ])
   t.equal(audits().length, 4, 'one line per call')
   const logged = JSON.stringify(lines)
-  for (const personal of [fx.IVANOV.login, fx.IVANOV.uid_client, fx.IVANOV.uid_client.toLowerCase(), ALICE_KEY, BORIS_KEY]) {
+  const personals = [fx.IVANOV.login, fx.IVANOV.uid_client, fx.IVANOV.uid_client.toLowerCase(), ALICE_KEY, BORIS_KEY]
+  for (const personal of personals) {
     t.notOk(logged.includes(personal), 'no login, client id or key in any log line')
   }
 })

@@ -101,7 +101,8 @@ t.test('in-process: the printed curl lines, run as written, answer the seeded pr
   t.not(run.sandbox.url, OPERATOR_ENV.UPSTREAM_URL, "the operator's upstream is not used")
 
   // The banner is what a person reads: every address, token and key they need, and the curl lines.
-  for (const text of [run.docsUrl, run.consoleKey, run.curl.profile, run.curl.console, ...run.clients.map(c => c.token)]) {
+  const printed = [run.docsUrl, run.consoleKey, run.curl.profile, run.curl.console, ...run.clients.map(c => c.token)]
+  for (const text of printed) {
     t.ok(run.banner.includes(text), `the banner shows ${text.slice(0, 40)}`)
   }
   t.strictSame(run.clients.map(c => c.label), ['IVANOV', 'PETROVA', 'UNKNOWN'])

@@ -42,12 +42,16 @@ t.test('a login is digits only', async t => {
 
 t.test('fields the upstream adds later are tolerated', async t => {
   const extra = { added_later: { any: ['thing'] } }
-  t.ok(accepts(PassportClientFound, { ...fx.passportFound, ...extra, client: { ...fx.client, ...extra, client_data: { ...fx.clientDataReg, ...extra } } }))
+  t.ok(accepts(PassportClientFound, {
+    ...fx.passportFound, ...extra, client: { ...fx.client, ...extra, client_data: { ...fx.clientDataReg, ...extra } }
+  }))
   t.ok(accepts(PassportClientNotFound, { ...fx.passportNotFound, ...extra }))
   t.ok(accepts(Breadcrumb, { ...fx.breadcrumb, ...extra }))
   t.ok(accepts(BreadcrumbData, { ...fx.breadcrumbData, ...extra }))
   t.ok(accepts(ClientDataDms, { ...fx.clientDataDms, ...extra }))
-  t.ok(accepts(ContractorResult, { ...fx.contractorResult, ...extra, data: { ...fx.contractor, ...extra, contacts: [{ ...fx.contact, ...extra }] } }))
+  t.ok(accepts(ContractorResult, {
+    ...fx.contractorResult, ...extra, data: { ...fx.contractor, ...extra, contacts: [{ ...fx.contact, ...extra }] }
+  }))
   t.ok(accepts(DiscountResult, { ...fx.discountNone, ...extra, http_code: 200 }))
   t.ok(accepts(PassportClientFound, { ...fx.passportFound, cookies: [{ name: 'sid', value: 'x' }] }), 'cookies of any shape')
 })

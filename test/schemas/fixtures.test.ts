@@ -8,7 +8,8 @@ import * as common from '../../schemas/common.ts'
 import * as dealer from '../../schemas/dealer.ts'
 import * as passport from '../../schemas/passport.ts'
 import {
-  Breadcrumb, BreadcrumbData, Client, ClientDataDms, ClientDataReg, PassportClientFound, PassportClientNotFound, PassportParams
+  Breadcrumb, BreadcrumbData, Client, ClientDataDms, ClientDataReg, PassportClientFound, PassportClientNotFound,
+  PassportParams
 } from '../../schemas/passport.ts'
 import { Contact, Contractor, ContractorResult, DealerParams, DiscountData, DiscountResult, TypeContactInfo } from '../../schemas/dealer.ts'
 

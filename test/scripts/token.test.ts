@@ -162,7 +162,9 @@ t.test('--jwk signs with a private JWK under its kid; the service verifying with
   await app.keySet!.refresh()
 
   // AUTH_JWT_SECRET plays no part with --jwk; the claims variables still do.
-  const env = { AUTH_JWT_SECRET: SECRET, AUTH_JWT_ISSUER: config.AUTH_JWT_ISSUER, AUTH_JWT_AUDIENCE: config.AUTH_JWT_AUDIENCE }
+  const env = {
+    AUTH_JWT_SECRET: SECRET, AUTH_JWT_ISSUER: config.AUTH_JWT_ISSUER, AUTH_JWT_AUDIENCE: config.AUTH_JWT_AUDIENCE
+  }
   for (const [file, alg, kid] of [['rsa.json', 'RS256', keySet.signing.rsa.kid], ['ec.json', 'ES256', keySet.signing.ec.kid]]) {
     const result = runTokenCli([...GOOD, '--jwk', file!], { env, cwd })
     t.equal(result.code, 0, result.stderr)

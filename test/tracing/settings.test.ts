@@ -61,7 +61,8 @@ t.test('every unusable variable is named at once', async t => {
 })
 
 t.test('the sampler the variables name, e.g. 10 % of new traces, callers\' decisions kept', async t => {
-  const sampler = (env: Record<string, string>) => samplerOf(tracingSettings({ ...ENDPOINT, ...env })!.sampler).toString()
+  const sampler = (env: Record<string, string>) =>
+    samplerOf(tracingSettings({ ...ENDPOINT, ...env })!.sampler).toString()
   t.match(sampler({}), /^ParentBased\{root=AlwaysOnSampler/)
   t.match(sampler({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }), /^ParentBased\{root=TraceIdRatioBased\{0\.1\}/)
   t.equal(sampler({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.25' }), 'TraceIdRatioBased{0.25}')

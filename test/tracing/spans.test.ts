@@ -37,7 +37,11 @@ function answer (upstream: TestApp['upstream'], operation: OperationName, reply:
   }
   const scope = interceptor.reply(options => {
     received.push({ operation, path, headers: { ...options.headers as Record<string, string | string[]> } })
-    return { statusCode: reply.status, data: JSON.stringify(reply.body ?? {}), responseOptions: { headers: reply.headers ?? JSON_UTF8 } }
+    return {
+      statusCode: reply.status,
+      data: JSON.stringify(reply.body ?? {}),
+      responseOptions: { headers: reply.headers ?? JSON_UTF8 }
+    }
   })
   if (reply.delay !== undefined) scope.delay(reply.delay)
 }
@@ -50,7 +54,9 @@ const allFine: Record<OperationName, Answer> = {
 
 function fake (upstream: TestApp['upstream'], answers: Partial<Record<OperationName, Answer>>): Received[] {
   const received: Received[] = []
-  for (const [operation, reply] of Object.entries(answers) as Array<[OperationName, Answer]>) answer(upstream, operation, reply, received)
+  for (const [operation, reply] of Object.entries(answers) as Array<[OperationName, Answer]>) {
+    answer(upstream, operation, reply, received)
+  }
   return received
 }
 
@@ -61,7 +67,8 @@ const one = (t: Test, name: string, list = spans()): ReadableSpan => {
   return found[0]!
 }
 const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId
-const childrenOf = (parent: ReadableSpan, list = spans()) => list.filter(s => parentOf(s) === parent.spanContext().spanId)
+const childrenOf = (parent: ReadableSpan, list = spans()) =>
+  list.filter(s => parentOf(s) === parent.spanContext().spanId)
 const status = (span: ReadableSpan) => span.status.code
 
 t.test('a profile: SERVER span in the caller trace, the profile work, one exchange and one CLIENT hop per call', async t => {
@@ -182,7 +189,16 @@ t.test('a degraded section: its exchange and hop are ERROR, the profile span nam
 })
 
 t.test('each passport failure mapping', async t => {
-  const cases: Array<{ name: string, env?: Record<string, string>, reply: Answer, front: number, outcome: string, error: boolean, code?: string }> = [
+  interface Case {
+    name: string
+    env?: Record<string, string>
+    reply: Answer
+    front: number
+    outcome: string
+    error: boolean
+    code?: string
+  }
+  const cases: Case[] = [
     { name: '400 CLIENT_NOT_FOUND is 404, not an error', reply: { status: 400, body: fx.passportNotFound }, front: 404, outcome: 'not_found', error: false },
     { name: 'a 5xx is 502', reply: { status: 503, body: {} }, front: 502, outcome: 'status', error: true, code: 'UPSTREAM_BAD_RESPONSE' },
     { name: 'a broken contract is 502', reply: { status: 200, body: { success: true } }, front: 502, outcome: 'contract', error: true, code: 'UPSTREAM_BAD_RESPONSE' },

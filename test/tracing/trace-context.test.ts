@@ -32,7 +32,11 @@ async function profile (t: Test, headers: Record<string, string>) {
   t.equal((await readAnswer(t, res)).status, 200)
   const server = exporter.getFinishedSpans().find(s => s.name === 'GET /api/users/profile')
   t.ok(server, 'a SERVER span')
-  return { traceId: server?.spanContext().traceId, parent: server?.parentSpanContext?.spanId, received: upstream.received.map(r => r.headers) }
+  return {
+    traceId: server?.spanContext().traceId,
+    parent: server?.parentSpanContext?.spanId,
+    received: upstream.received.map(r => r.headers)
+  }
 }
 
 t.test('a valid traceparent keeps its trace id on every upstream call', async t => {

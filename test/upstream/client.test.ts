@@ -581,7 +581,9 @@ t.test('contract errors are capped: the first 20, found at about the cost of the
   // The work stops with the cap: items past the first violations are never looked at.
   const watched = new Array<unknown>(10_000).fill(1)
   let visited = 0
-  for (let i = 100; i < watched.length; i++) Object.defineProperty(watched, i, { get: () => { visited++; return 1 }, enumerable: true })
+  for (let i = 100; i < watched.length; i++) {
+    Object.defineProperty(watched, i, { get: () => { visited++; return 1 }, enumerable: true })
+  }
   up.client.contracts['passport.get_client'].response.errors({ ...fx.passportFound, catalog_cars_view: watched })
   t.equal(visited, 0, 'no item past the first violations was read')
 })

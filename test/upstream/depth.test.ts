@@ -30,7 +30,8 @@ t.test('withinDepth counts objects and arrays, not scalars, and stops at the lim
 
 t.test('passThroughWithinDepth counts the levels above each pass-through part', async t => {
   const paths = passThroughPaths(operations['dealer.client'].response)
-  const answer = (lastDealer: unknown, persons: unknown[] = []) => ({ data: { last_dealer: lastDealer, contact_persons: persons } })
+  const answer = (lastDealer: unknown, persons: unknown[] = []) =>
+    ({ data: { last_dealer: lastDealer, contact_persons: persons } })
   t.ok(passThroughWithinDepth(answer(null), paths))
   t.ok(passThroughWithinDepth(answer(nest(MAX_DEPTH - 2)), paths), 'answer and data are two levels')
   t.notOk(passThroughWithinDepth(answer(nest(MAX_DEPTH - 1)), paths))

@@ -16,7 +16,9 @@ const dateTime = fc.tuple(
 ).map(([y, mo, d, T, h, mi, s, frac, zone]) => `${y}-${mo}-${d}${T}${h}:${mi}:${s}${frac}${zone}`)
 
 t.test('same answer as TypeBox for near-valid date-times and for any string', async t => {
-  fc.assert(fc.property(fc.oneof(dateTime, fc.string()), value => isDateTime(value) === IsDateTime(value)), { numRuns: 20_000 })
+  fc.assert(
+    fc.property(fc.oneof(dateTime, fc.string()), value => isDateTime(value) === IsDateTime(value)), { numRuns: 20_000 }
+  )
   t.pass('20 000 strings agree')
 })
 

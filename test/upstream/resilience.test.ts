@@ -135,7 +135,9 @@ t.test('the minimum volume is exact whatever the window: the buckets are rounded
   // 61 buckets of 992 ms: a window that cannot be split evenly.
   for (const windowMs of [60_500, 1_234]) {
     t.test(`${windowMs} ms`, async t => {
-      const up = breakerUpstream(t, 7, { breaker: { failureRatePercent: 50, minCalls: 7, windowMs, halfOpenAfterMs: 600_000 } })
+      const up = breakerUpstream(t, 7, {
+        breaker: { failureRatePercent: 50, minCalls: 7, windowMs, halfOpenAfterMs: 600_000 }
+      })
       up.post(DISCOUNT).reply(500, 'oops', { headers: TEXT }).times(7)
       for (let i = 0; i < 6; i++) await discount(up.client).catch(() => {})
       t.equal(up.client.breakerStates()['dealer.discount'], 'closed', '6 failures: below the 7 calls')
@@ -195,7 +197,9 @@ t.test("the caller's own limits neither count nor dilute the rate", async t => {
 })
 
 t.test('an open breaker tells when to retry: the seconds left of the half-open delay', async t => {
-  const up = breakerUpstream(t, 1, { breaker: { failureRatePercent: 50, minCalls: 1, windowMs: 60_000, halfOpenAfterMs: 30_000 } })
+  const up = breakerUpstream(t, 1, {
+    breaker: { failureRatePercent: 50, minCalls: 1, windowMs: 60_000, halfOpenAfterMs: 30_000 }
+  })
   up.post(PASSPORT).reply(500, 'oops', { headers: TEXT })
   await passport(up.client).catch(() => {})
   const error = await refused(t, up, passport(up.client))

@@ -1,9 +1,6 @@
-// Caller authentication (design.md section 3). A profile caller is whoever its verified bearer token
-// says: `request.caller` comes from the token's claims and from nothing else the request carries.
-// Verification: one algorithm, chosen from the configured key (HS256 for a secret, RS256/ES256 from a
-// public key's type), so a token cannot pick its own (`alg: none`, HS256 signed with the public key).
-// With AUTH_JWKS_URL, the token's `kid` picks a key of the provider's set and that key's type decides
-// the algorithms (src/auth/): one fast-jwt verifier per key, so a removed key's cached tokens go with it.
+// Caller authentication (design.md section 3): `request.caller` comes from the verified token's claims alone. The
+// algorithm follows the configured key, never the token (no `alg: none`, no HS256 signed with a public key); with
+// AUTH_JWKS_URL the token's `kid` picks the key, one verifier each, so a removed key's cached tokens go with it.
 import { createPublicKey } from 'node:crypto'
 import fp from 'fastify-plugin'
 import fastifyJwt from '@fastify/jwt'

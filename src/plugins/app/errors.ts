@@ -6,9 +6,7 @@ import type { ErrorBody } from '../../../schemas/errors.ts'
 import { errorCodes, InternalError, MethodNotAllowedError, NotFoundError } from '../../errors.ts'
 import routeMethods from './route-methods.ts'
 
-// node:http as Node's own module, not its ESM namespace: building that namespace reads every export,
-// and http's lazy WebSocket getters load Node's bundled undici and web streams (about 13 MiB of RSS in
-// every instance, npm run bench).
+// Not the ESM namespace: building it reads http's lazy WebSocket getters, loading Node's bundled undici (~13 MiB).
 const { STATUS_CODES } = process.getBuiltinModule('node:http')
 
 const catalog = new Set<string>(errorCodes)

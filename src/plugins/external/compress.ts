@@ -1,6 +1,4 @@
-// Answers compressed by the caller's Accept-Encoding (br, gzip, its q-values honoured) through
-// @fastify/compress, whose onSend hook compresses the payload the serializer already wrote. Off with
-// COMPRESSION=off, for an ingress that compresses on its own.
+// Answers compressed by the caller's Accept-Encoding (br, gzip); COMPRESSION=off for an ingress that compresses.
 import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { constants } from 'node:zlib'
@@ -8,8 +6,7 @@ import type { Config } from '../../config.ts'
 
 /** Smaller answers go as they are: a frame's worth of bytes is not worth the CPU (health, most errors). */
 export const COMPRESSION_THRESHOLD_BYTES = 1024
-// Chosen by measurement (bench/compression.ts): quality 1 leaves a 3-5 KB profile at 37-48 % for about
-// 30 µs of CPU; 4 saves 200 bytes more (the same two TCP segments) for 3 times the CPU.
+// Higher qualities save a few bytes (the same TCP segments) for several times the CPU (bench/compression.ts).
 export const BROTLI_QUALITY = 1
 // zlib's default: lower levels lose half the gain on long profiles, higher ones only cost CPU.
 export const GZIP_LEVEL = 6
@@ -17,11 +14,10 @@ export const GZIP_LEVEL = 6
 // Every answer of ours is JSON but the metrics' text and the docs' files; all compress well.
 const COMPRESSIBLE = /^(?:text\/|application\/(?:[\w.+-]*\+)?json|application\/(?:x-)?(?:javascript|yaml))/
 
-/**
- * Vary on every compressible answer, compressed or not (small ones and errors too): a shared cache must
- * never hand a compressed answer to a caller that did not ask, nor a plain one to one that did.
- */
-function varyOnEncoding (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void): void {
+/** Vary on every compressible answer, compressed or not: a shared cache must never mix the two up. */
+function varyOnEncoding (
+  request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void
+): void {
   const type = reply.getHeader('content-type')
   if (typeof type === 'string' && COMPRESSIBLE.test(type)) {
     const vary = reply.getHeader('vary')
@@ -40,7 +36,9 @@ export default fp<{ config: Config }>(async function compression (fastify, { con
     threshold: COMPRESSION_THRESHOLD_BYTES,
     customTypes: COMPRESSIBLE,
     brotliOptions: {
-      params: { [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT }
+      params: {
+        [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT
+      }
     },
     zlibOptions: { level: GZIP_LEVEL },
     // Request bodies are small JSON: a compressed one would only let a caller inflate past the body limit.

@@ -1,8 +1,5 @@
-// Load shedding: while the event loop lags (or memory is past its configured bound) a request is refused
-// at once with 503 SERVICE_UNAVAILABLE and a Retry-After, instead of queueing behind the work the process
-// cannot finish. Health routes are never shed: an orchestrator that saw liveness fail would restart a
-// process that is only busy, and readiness reports shutdown, not load. Nor is a route configured
-// `shed: false` (the metrics scrape). Each shed request is counted in the metrics.
+// While the event loop lags or memory is past its bound, a request gets 503 at once instead of queueing behind work
+// the process cannot finish. Health routes are never shed: a failed liveness would restart a process only busy.
 import fp from 'fastify-plugin'
 import underPressure from '@fastify/under-pressure'
 import type { FastifyReply, FastifyRequest } from 'fastify'
@@ -16,7 +13,11 @@ export const OVERLOADED = 'The service is overloaded; retry later'
 /** The shed answer's header, for a route's documentation. */
 export function shedHeaders () {
   return {
-    'retry-after': { type: 'string' as const, description: 'Seconds to wait before retrying; sent when the service sheds load.', examples: [String(SHED_RETRY_AFTER_S)] }
+    'retry-after': {
+      type: 'string' as const,
+      description: 'Seconds to wait before retrying; sent when the service sheds load.',
+      examples: [String(SHED_RETRY_AFTER_S)]
+    }
   }
 }
 
@@ -38,10 +39,10 @@ export default fp<{ config: Config }>(async function loadShedding (fastify, { co
     maxRssBytes: config.UNDER_PRESSURE_MAX_RSS_MB * MIB,
     sampleInterval: config.UNDER_PRESSURE_SAMPLE_INTERVAL_MS,
     exposeStatusRoute: false,
-    // Called only while under pressure. Returning nothing lets the request through; a rejection goes to
-    // the error handler, which answers our error body.
+    // Called only under pressure: returning nothing lets the request through, a rejection goes to our error body.
     pressureHandler (request: FastifyRequest, reply: FastifyReply, type: string, value: number | undefined) {
-      if (request.routeOptions.url?.startsWith(HEALTH_PREFIX) === true || request.routeOptions.config.shed === false) return
+      const { url, config: routeConfig } = request.routeOptions
+      if (url?.startsWith(HEALTH_PREFIX) === true || routeConfig.shed === false) return
       // Registered before the metrics plugin, so read at request time; null when metrics are off.
       request.server.metrics?.shed(type)
       request.log.warn({ pressure: type, value }, 'request shed')

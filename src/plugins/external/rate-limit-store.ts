@@ -1,11 +1,6 @@
-// The rate-limit counters in Redis: @fastify/rate-limit's own Redis store (its Lua script counts and
-// sets the window's expiry in one step), wrapped to report each command's outcome to the Redis state,
-// to skip Redis while it is down, and to name the keys. Errors go back to @fastify/rate-limit, whose
-// skipOnError serves the request: the limits fail open.
-//
-// Keys: `<REDIS_KEY_PREFIX><route>:<key>`, e.g. `dealer-bff:rl:/api/users/profile:client:<sha256 of sub>`,
-// `dealer-bff:rl:/request-console:203.0.113.7`, `dealer-bff:rl:auth-failures:203.0.113.7`; each one an
-// integer that expires with its window. Nothing else is stored.
+// @fastify/rate-limit's own Redis store, wrapped to report each command's outcome, skip Redis while it is down and
+// name the keys; its errors go back to skipOnError, so the limits fail open (docs/performance.md, register).
+// Keys: `<REDIS_KEY_PREFIX><route>:<key>` (e.g. `dealer-bff:rl:auth-failures:203.0.113.7`), integers that expire.
 import { createRequire } from 'node:module'
 import type { Redis } from 'ioredis'
 import type { SharedRedis } from '../app/redis.ts'
@@ -18,7 +13,9 @@ interface Counter {
   read (key: string, callback: Callback, timeWindow: number, max: number): void
 }
 
-type RedisStoreClass = new (continueExceeding: boolean, exponentialBackoff: boolean, redis: Redis, key: string) => Counter
+type RedisStoreClass = new (
+  continueExceeding: boolean, exponentialBackoff: boolean, redis: Redis, key: string
+) => Counter
 
 // Not in the package's types, but a file of the package (no `exports` map) that its `redis` option uses.
 const RedisStore = createRequire(import.meta.url)('@fastify/rate-limit/store/RedisStore.js') as RedisStoreClass
@@ -46,7 +43,9 @@ export function sharedStore (redis: SharedRedis, prefix: string) {
     readonly #counter: Counter
 
     constructor (params: StoreParams, key = prefix) {
-      this.#counter = new RedisStore(params.continueExceeding === true, params.exponentialBackoff === true, redis.client, key)
+      this.#counter = new RedisStore(
+        params.continueExceeding === true, params.exponentialBackoff === true, redis.client, key
+      )
     }
 
     incr (key: string, callback: Callback, timeWindow: number, max: number): void {
@@ -59,9 +58,8 @@ export function sharedStore (redis: SharedRedis, prefix: string) {
       else outcome(callback)(BYPASSED)
     }
 
-    // A route's limit is named by its path; the one limiter made with createRateLimit (no route) counts
-    // refused credentials, per address across routes. (The package's types call `params` route options;
-    // it passes the limit's merged parameters, the route as `routeInfo`.)
+    // A route's limit is named by its path; the createRateLimit limiter (no route) counts refused credentials.
+    // `params` are the limit's merged parameters with the route as `routeInfo` (not "route options" as typed).
     child (params: object): SharedStore {
       const { routeInfo } = params as StoreParams
       return new SharedStore(params, `${prefix}${routeInfo?.url ?? 'auth-failures'}:`)

@@ -1,13 +1,6 @@
-// Rate limits, per route and per minute, counted in memory (one instance) or, with REDIS_URL, in the
-// Redis every instance shares (rate-limit-store.ts; fails open while Redis is down):
-// - the profile per client, keyed by the verified token's `sub`, counted after authentication;
-// - the console per client address;
-// - refused credentials (a bad or missing token, console key or metrics key) per client address:
-//   credentials are always verified first; past the limit, only a request whose credentials are refused
-//   gets 429 instead of 401. A valid credential is never refused, so no one can lock out the honest
-//   callers sharing an address (a balancer without TRUST_PROXY, carrier NAT). Nobody guesses an HS256,
-//   RS256 or ES256 signature or a 16+ character key, so verifying first costs no security.
-// Every refusal is 429 RATE_LIMITED in our error body with Retry-After and the x-ratelimit-* headers.
+// Rate limits per minute, in memory or in the Redis every instance shares (fails open): the profile per token `sub`,
+// the console per address, and refused credentials per address. Credentials are verified first and only refused
+// ones get 429, so no one can lock out honest callers sharing an address; nobody guesses a signature or a key.
 import { createHash } from 'node:crypto'
 import fp from 'fastify-plugin'
 import rateLimit from '@fastify/rate-limit'
@@ -19,10 +12,7 @@ import { sharedStore } from './rate-limit-store.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /**
-     * Counts a refused credential against the client address and answers what to throw: `refusal` (the
-     * 401) within the limit, a 429 with its headers past it. Only ever called for refused credentials.
-     */
+    /** Counts a refused credential against the address: `refusal` (the 401) within the limit, a 429 past it. */
     refuseCredentials: (request: FastifyRequest, reply: FastifyReply, refusal: Error) => Promise<Error>
   }
 }
@@ -35,8 +25,14 @@ export const RATE_LIMITED_EXAMPLE = '42 seconds'
 /** The headers of a 429 on a route allowing `max` requests a minute, for its documentation. */
 export function limitHeaders (max: number) {
   return {
-    'retry-after': { type: 'string' as const, description: 'Seconds until the window ends and requests are counted afresh.', examples: ['42'] },
-    'x-ratelimit-limit': { type: 'string' as const, description: 'Requests allowed per window (one minute).', examples: [String(max)] },
+    'retry-after': {
+      type: 'string' as const,
+      description: 'Seconds until the window ends and requests are counted afresh.',
+      examples: ['42']
+    },
+    'x-ratelimit-limit': {
+      type: 'string' as const, description: 'Requests allowed per window (one minute).', examples: [String(max)]
+    },
     'x-ratelimit-remaining': { type: 'string' as const, description: 'Requests left in this window.', examples: ['0'] },
     'x-ratelimit-reset': { type: 'string' as const, description: 'Seconds until the window ends.', examples: ['42'] }
   }
@@ -47,10 +43,7 @@ export function retryIn (seconds: number): string {
   return `${seconds} second${seconds === 1 ? '' : 's'}`
 }
 
-/**
- * A client's id as it appears in a shared store's key: a digest (sha256, 128 bits in base64url), so Redis
- * holds no personal data, yet one client is one key.
- */
+/** A client's id in a shared store's key: a digest (sha256, 128 bits), so Redis holds no personal data. */
 export function clientDigest (sub: string): string {
   return createHash('sha256').update(sub).digest('base64url').slice(0, 22)
 }
@@ -82,7 +75,9 @@ export default fp<{ config: Config }>(async function rateLimits (fastify, { conf
   await fastify.register(rateLimit, {
     global: false,
     // Shared by every instance when Redis is configured; a failing Redis serves the request (fail open).
-    ...(fastify.redis === null ? {} : { store: sharedStore(fastify.redis, config.REDIS_KEY_PREFIX), skipOnError: true }),
+    ...(fastify.redis === null
+      ? {}
+      : { store: sharedStore(fastify.redis, config.REDIS_KEY_PREFIX), skipOnError: true }),
     errorResponseBuilder: (request, context) => {
       request.log.warn({ limit: request.routeOptions.url, max: context.max }, 'rate limit reached')
       return new RateLimitedError(retryIn(Math.ceil(context.ttl / 1000)))
@@ -90,9 +85,13 @@ export default fp<{ config: Config }>(async function rateLimits (fastify, { conf
   })
 
   // The default key: the client address, an IPv6 one by its /64 (one subscriber's whole network).
-  const authFailures = fastify.createRateLimit({ max: config.RATE_LIMIT_AUTH_FAILURES_PER_MINUTE, timeWindow: WINDOW_MS })
+  const authFailures = fastify.createRateLimit({
+    max: config.RATE_LIMIT_AUTH_FAILURES_PER_MINUTE, timeWindow: WINDOW_MS
+  })
 
-  fastify.decorate('refuseCredentials', async function refuseCredentials (request: FastifyRequest, reply: FastifyReply, refusal: Error): Promise<Error> {
+  fastify.decorate('refuseCredentials', async function refuseCredentials (
+    request: FastifyRequest, reply: FastifyReply, refusal: Error
+  ): Promise<Error> {
     const state = await authFailures(request)
     if (state.isAllowed || !state.isExceeded) return refusal
     request.log.warn({ max: state.max }, 'too many refused credentials from this address')

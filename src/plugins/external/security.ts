@@ -10,17 +10,18 @@ import type HelmetModule from 'helmet'
 import { trustProxySetting, type Config } from '../../config.ts'
 import { DOCS_PREFIX } from './docs.ts'
 
-// Node checks header and request deadlines on this interval (its default, 30 s, would let a slow
-// client hold a socket up to 30 s past them).
+// Node's default check interval (30 s) would let a slow client hold a socket 30 s past its deadlines.
 const CONNECTIONS_CHECKING_INTERVAL_MS = 1000
-// The socket is silent while a request is handled, so its inactivity timeout must outlast the longest
-// handling budget, or an answer on its way would be cut off.
+// The socket is silent while a request is handled: its inactivity timeout must outlast the longest budget.
 const HANDLING_MARGIN_MS = 2000
 
 /** Fastify's server options for the front's limits and for who the client is behind a balancer. */
 export function frontServerOptions (config: Config) {
   return {
-    connectionTimeout: Math.max(config.SERVER_CONNECTION_TIMEOUT_MS, Math.max(config.PROFILE_TIMEOUT_MS, config.UPSTREAM_TIMEOUT_MS) + HANDLING_MARGIN_MS),
+    connectionTimeout: Math.max(
+      config.SERVER_CONNECTION_TIMEOUT_MS,
+      Math.max(config.PROFILE_TIMEOUT_MS, config.UPSTREAM_TIMEOUT_MS) + HANDLING_MARGIN_MS
+    ),
     keepAliveTimeout: config.SERVER_KEEP_ALIVE_TIMEOUT_MS,
     requestTimeout: config.SERVER_REQUEST_TIMEOUT_MS,
     maxRequestsPerSocket: config.SERVER_MAX_REQUESTS_PER_SOCKET,
@@ -61,9 +62,13 @@ export const DOCS_CSP = {
 }
 
 /** Answer headers a browser script may read: our own and the limits' hints. */
-export const EXPOSED_HEADERS = ['x-request-id', 'x-degraded', 'retry-after', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']
+export const EXPOSED_HEADERS = [
+  'x-request-id', 'x-degraded', 'retry-after', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'
+]
 // What the app and the console send; bearer tokens and keys travel in headers, never in cookies.
-const ALLOWED_HEADERS = ['authorization', 'content-type', 'x-console-key', 'x-request-id', 'traceparent', 'tracestate', 'baggage']
+const ALLOWED_HEADERS = [
+  'authorization', 'content-type', 'x-console-key', 'x-request-id', 'traceparent', 'tracestate', 'baggage'
+]
 const PREFLIGHT_MAX_AGE_S = 600
 
 /** CORS_ORIGINS as a list; empty when unset. */
@@ -78,10 +83,8 @@ const helmet = createRequire(createRequire(import.meta.url).resolve('@fastify/he
 export interface HeaderSet { set: Array<[string, string]>, remove: string[] }
 
 /**
- * Runs helmet's middleware once on a recording answer. Our options are constants, and helmet's headers
- * depend on nothing in the request, so every answer gets the same set. @fastify/helmet instead builds
- * helmet's whole middleware (options parsing, CSP directives validated and joined) for every request:
- * about 10 µs per answer, 12 % of the service's CPU under the bench.
+ * Runs helmet's middleware once on a recording answer: our options are constants and its headers depend on nothing
+ * in the request (@fastify/helmet rebuilds helmet per request; docs/performance.md, register: Helmet).
  */
 export function helmetHeaders (csp: Record<string, string[]>): HeaderSet {
   const headers: HeaderSet = { set: [], remove: [] }
@@ -95,10 +98,8 @@ export function helmetHeaders (csp: Record<string, string[]>): HeaderSet {
 }
 
 /**
- * The set with lower-case names, written on the reply rather than on the raw answer: Fastify hands its
- * headers to writeHead() in one object, and a raw answer with no header set beforehand takes Node's
- * fast path there. A raw setHeader() first sends every header of the answer through setHeader's
- * per-header bookkeeping (a [name, value] pair, a lower-cased copy of a mixed-case name).
+ * The set with lower-case names, for the reply rather than the raw answer: a raw answer with no header set before
+ * writeHead() takes Node's fast path, while a raw setHeader() pays per-header bookkeeping for every header.
  */
 function forReply (headers: HeaderSet): HeaderSet {
   return { set: headers.set.map(([name, value]) => [name.toLowerCase(), value]), remove: headers.remove }

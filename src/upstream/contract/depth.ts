@@ -1,9 +1,6 @@
-// Bounded nesting of upstream answers. JSON.parse is iterative, but JSON.stringify, fast-json-stringify and
-// the console's redaction recurse: a body nested a few thousand levels deep would throw RangeError in
-// them (a 500) or cost a stack's worth of work. The contract check only descends where the schema does,
-// so the unbounded subtrees of a valid answer are exactly the schema's pass-through nodes (Type.Unknown,
-// objects with additionalProperties: true). Only those are scanned on the hot path (about 60 ns per
-// dealer answer, against 2 µs for a scan of a whole passport answer); the console scans the whole body.
+// Bounded nesting of upstream answers: JSON.stringify and the console's redaction recurse, so a deep body would
+// throw RangeError (a 500). The contract check descends only where the schema does, so on the hot path only the
+// schema's pass-through nodes (Type.Unknown, open objects) are scanned; the console scans the whole body.
 import type { TSchema } from 'typebox'
 
 /** Deepest nesting of objects and arrays accepted in an upstream answer; real answers nest about 6 deep. */
@@ -60,7 +57,9 @@ export function withinDepth (value: unknown, limit: number = MAX_DEPTH): boolean
  * True when every pass-through subtree of a value that passed its schema's check is within the limit,
  * counting the levels above it. The check has vouched for the structure along each path.
  */
-export function passThroughWithinDepth (value: unknown, paths: readonly SchemaPath[], limit: number = MAX_DEPTH): boolean {
+export function passThroughWithinDepth (
+  value: unknown, paths: readonly SchemaPath[], limit: number = MAX_DEPTH
+): boolean {
   for (const path of paths) if (!alongWithin(value, path, 0, limit)) return false
   return true
 }

@@ -1,9 +1,5 @@
-// TypeBox's `date-time` format, answered without allocating for the common case. TypeBox's own check
-// (IsDateTime) splits the string and runs two regular expressions with capture groups: every timestamp
-// of every upstream answer cost an array of strings and two match arrays, about 6 % of the bytes the
-// service allocated per profile (heap sampling under `npm run bench`). Here one capture-free test and
-// character arithmetic accept the plain RFC 3339 form; anything else (a leap second, an RFC 9557
-// suffix, anything invalid) goes to TypeBox's check, so the answer is TypeBox's for every string.
+// TypeBox's `date-time` format without allocating for plain RFC 3339; anything else goes to TypeBox's IsDateTime,
+// so the answer is TypeBox's for every string (docs/performance.md, register: date-time format).
 import { Format, IsDateTime } from 'typebox/format'
 
 const PLAIN_DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$/
@@ -34,10 +30,7 @@ export function isDateTime (value: string): boolean {
   return isPlainDateTime(value) || IsDateTime(value)
 }
 
-/**
- * Registers isDateTime as TypeBox's `date-time` check. TypeBox binds a format's check when a schema is
- * compiled, so this runs before the contracts are compiled; running it again changes nothing.
- */
+/** Registers isDateTime as TypeBox's `date-time` check; call it before compiling schemas (bound then). Idempotent. */
 export function useFastFormats (): void {
   Format.Set('date-time', isDateTime)
 }

@@ -1,7 +1,5 @@
-// One POST through undici's dispatch API, read by a handler of our own: the status, the headers and the
-// body as text under a size cap. undici's request() built a Readable stream, a consume promise and an
-// AbortSignal listener for every answer; three answers per profile paid for them (npm run bench). The
-// deadline ends a hop through `abort()`, with no signal in between.
+// One POST through undici's dispatch API, read by our own handler as status, headers and text under a size cap:
+// request() costs a stream, a promise and a signal listener per answer (docs/performance.md, register: Answer reader).
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Dispatcher } from 'undici'
 
@@ -136,7 +134,9 @@ export class AnswerReader implements Dispatcher.DispatchHandler, Abortable {
 }
 
 /** Sends one POST and reads its answer with `reader`; the reader's promise tells the outcome. */
-export function dispatchPost (dispatcher: Dispatcher, url: URL, headers: Record<string, string>, body: string, reader: AnswerReader): Promise<RawAnswer> {
+export function dispatchPost (
+  dispatcher: Dispatcher, url: URL, headers: Record<string, string>, body: string, reader: AnswerReader
+): Promise<RawAnswer> {
   try {
     dispatcher.dispatch({ origin: url.origin, path: url.pathname + url.search, method: 'POST', headers, body }, reader)
   } catch (error) {

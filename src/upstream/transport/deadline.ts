@@ -1,9 +1,5 @@
-// The deadline of one exchange, cancelled as soon as the exchange ends. AbortSignal.timeout() cannot be
-// cancelled: each finished call kept its timer, its signals and what they reference alive until it
-// fired seconds later, and then built a DOMException for nobody (~8% of the service's CPU in the bench).
-// The caller's signal is linked by a listener removed at the end, not by AbortSignal.any(), which
-// retains its sources (nodejs/node#54614). No signal of its own: the hop in flight is ended by a direct
-// call (answer-reader.ts), and whether the deadline or the caller ended it is a flag.
+// The deadline of one exchange, cancelled as soon as it ends, which AbortSignal.timeout() cannot be; the caller's
+// signal is linked by a listener, not AbortSignal.any() (docs/performance.md, register: Deadline).
 import type { Abortable } from './answer-reader.ts'
 
 export interface Deadline {
@@ -32,8 +28,7 @@ class ExchangeDeadline implements Deadline {
     this.#caller = caller
     if (caller === undefined) return
     if (caller.aborted) this.#end(caller.reason)
-    // No `{ once: true }`: clear() removes the listener, and abort fires once anyway; the options object
-    // costs an allocation and a validation per call.
+    // No `{ once: true }`: clear() removes the listener anyway, and the options object costs a validation.
     else caller.addEventListener('abort', this.#onCallerAbort)
   }
 

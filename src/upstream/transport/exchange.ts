@@ -62,12 +62,10 @@ export async function postFollowingRedirects (req: WireRequest): Promise<WireAns
     } catch (cause) {
       if (reader.status !== 0) record.status = reader.status
       if (cause instanceof AnswerTooLarge) throw fail(req, record, 'too_large', cause)
-      // Failing before the headers, with no earlier hop answered, no byte of any answer was read. A
-      // connection dropped then is sent once more, at once, within the same deadline (a pooled
-      // keep-alive socket the upstream had just closed); the operations are lookups, so a second send of
-      // a request the upstream may have seen changes nothing there. Never after a timeout, never after an
-      // answer, never when the caller gave up, never for an operation not declared safe to repeat.
-      if (req.safeToRepeat && !retried && reader.status === 0 && record.status === null && connectionDropped(cause) && !deadline.aborted) {
+      // A connection dropped before any byte of any answer (a keep-alive socket the upstream had just closed) is
+      // sent once more within the deadline: the operations are lookups declared safe to repeat.
+      const repeatable = req.safeToRepeat && !retried && reader.status === 0 && record.status === null
+      if (repeatable && connectionDropped(cause) && !deadline.aborted) {
         retried = true
         continue
       }

@@ -44,7 +44,8 @@ function boundedTracestate (value: string): string | undefined {
   for (const member of list) {
     const at = member.indexOf('=')
     const key = member.slice(0, at)
-    if (at === -1 || keys.has(key) || !TRACESTATE_KEY.test(key) || !TRACESTATE_VALUE.test(member.slice(at + 1))) return undefined
+    if (at === -1 || keys.has(key) || !TRACESTATE_KEY.test(key)) return undefined
+    if (!TRACESTATE_VALUE.test(member.slice(at + 1))) return undefined
     keys.add(key)
   }
   const joined = list.join(',')
