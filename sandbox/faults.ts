@@ -94,7 +94,9 @@ export async function startFaultUpstream (options: { keys: Record<KeyName, strin
 
   /** Passes the request to the sandbox; `type` replaces the answer's content type. */
   function forward (req: IncomingMessage, res: ServerResponse, type?: string): void {
-    const out = httpRequest({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers, agent }, answer => {
+    const { method, headers } = req
+    const options = { host: target.hostname, port: target.port, path: req.url, method, headers, agent }
+    const out = httpRequest(options, answer => {
       const headers = { ...answer.headers, ...(type === undefined ? {} : { 'content-type': type }) }
       res.writeHead(answer.statusCode ?? 502, headers)
       answer.pipe(res)

@@ -117,7 +117,8 @@ function readEnvFile (path: string): Record<string, string | undefined> {
  * first, when present, and `env` overrides it. An empty variable counts as unset (`PORT=` would
  * otherwise be coerced to 0, a random port). Never prints a value: only variable names.
  */
-export function loadConfig (env: Record<string, string | undefined> = process.env, { dotenv = false }: LoadConfigOptions = {}): Config {
+export function loadConfig (env: Record<string, string | undefined> = process.env,
+  { dotenv = false }: LoadConfigOptions = {}): Config {
   const file = dotenv === false ? {} : readEnvFile(dotenv === true ? '.env' : dotenv.path)
   // One merged view, so every check below (the one-of rule too) sees the variables of the file.
   const data = Object.fromEntries(Object.entries({ ...file, ...env }).filter(([, value]) => value !== undefined && value !== ''))

@@ -22,7 +22,9 @@ export interface ProfileRequest {
   res: ServerResponse
 }
 
-export function createProfileFlow (options: { upstream: UpstreamClient, budgetMs: number, lastKnown: LastKnown | null }) {
+export function createProfileFlow (options: {
+  upstream: UpstreamClient, budgetMs: number, lastKnown: LastKnown | null
+}) {
   const ctx: LoadContext = { ...options, composer: createProfileComposer() }
   const flights = createSingleFlight<LoadedProfile>()
   // Decided once: with tracing off, `spans` is null and a request makes no span work at all.

@@ -12,7 +12,7 @@ import { assemble, contractorSection, discountSection, type DealerSections, type
 import { oldestOf } from './last-known/entry.ts'
 import type { LastKnown, LastKnownEntry } from './last-known/last-known.ts'
 
-/** Where an answer's data came from: all from the upstream, partly from the copy, or all from a copy within PROFILE_FRESH_S. */
+/** Where an answer's data came from: the upstream, partly the copy, or all a copy within PROFILE_FRESH_S. */
 export type Freshness = 'fresh' | 'stale' | 'cached'
 
 /** A profile ready to send: shared read-only by every request of one single-flight run. */
@@ -120,7 +120,8 @@ function fill (sections: DealerSections, section: DegradedSection, value: unknow
   else sections.contractor = value as DealerSections['contractor']
 }
 
-function loaded (profile: Profile, copy: LastKnownEntry | undefined, freshness: Freshness, now = Date.now()): LoadedProfile {
+function loaded (profile: Profile, copy: LastKnownEntry | undefined, freshness: Freshness,
+  now = Date.now()): LoadedProfile {
   const stale = profile.stale
   return {
     profile,

@@ -121,12 +121,15 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
   const learned = new Map<OperationName, URL>()
 
   function exchange<N extends OperationName> (name: N, params: ParamsOf<N>, call: CallOptions = {}): Promise<Exchange> {
-    return spans === null ? observedExchange(name, params, call) : spans.traced(name, () => observedExchange(name, params, call))
+    return spans === null
+      ? observedExchange(name, params, call)
+      : spans.traced(name, () => observedExchange(name, params, call))
   }
 
   // One async function per call, the breaker admitted and settled around it: every layer of promises
   // here is paid three times per profile (npm run bench).
-  async function observedExchange<N extends OperationName> (name: N, params: ParamsOf<N>, call: CallOptions): Promise<Exchange> {
+  async function observedExchange<N extends OperationName> (name: N, params: ParamsOf<N>,
+    call: CallOptions): Promise<Exchange> {
     const limitMs = deadlineMs(call.timeoutMs, timeoutMs)
     let ex: Exchange
     try {
@@ -144,7 +147,14 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
     } catch (error) {
       if (observer?.exchange !== undefined && isUpstreamError(error)) {
         const { status, redirects, duration_ms: durationMs, contract } = error.exchange
-        observer.exchange({ operation: name, outcome: error.reason, status, duration_ms: durationMs, hops: redirects.length, contractErrors: contract?.errors ?? [] })
+        observer.exchange({
+          operation: name,
+          outcome: error.reason,
+          status,
+          duration_ms: durationMs,
+          hops: redirects.length,
+          contractErrors: contract?.errors ?? []
+        })
       }
       throw error
     }
@@ -152,7 +162,8 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
     return ex
   }
 
-  async function exchangeWithin<N extends OperationName> (name: N, params: ParamsOf<N>, call: CallOptions, limit: Deadline): Promise<Exchange> {
+  async function exchangeWithin<N extends OperationName> (name: N, params: ParamsOf<N>, call: CallOptions,
+    limit: Deadline): Promise<Exchange> {
     const op = operations[name]
     const started = performance.now()
     const wire: WireRequest = {
@@ -196,11 +207,13 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
     }
   }
 
-  async function call<N extends OperationName> (name: N, params: ParamsOf<N>, options?: CallOptions): Promise<CallResult<N>> {
+  async function call<N extends OperationName> (name: N, params: ParamsOf<N>,
+    options?: CallOptions): Promise<CallResult<N>> {
     const ex = await exchange(name, params, options)
     if (ex.outcome === 'ok') return { kind: 'ok', value: ex.body as ResponseOf<N>, exchange: ex }
     if (ex.outcome === 'not_found') return { kind: 'not_found', value: ex.body as NotFoundOf<N>, exchange: ex }
-    throw upstreamError(ex.outcome, { operation: name, status: ex.status, redirects: ex.redirects, duration_ms: ex.duration_ms, contract: ex.contract })
+    const { status, redirects, duration_ms: durationMs, contract } = ex
+    throw upstreamError(ex.outcome, { operation: name, status, redirects, duration_ms: durationMs, contract })
   }
 
   async function close (): Promise<void> {

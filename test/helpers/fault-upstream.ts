@@ -62,7 +62,9 @@ const isErrorBody = Compile(ErrorBody)
  * Reads an answer and checks, in one assertion, what every answer owes its caller: an x-request-id, no
  * secret in a header or the body, and for an error exactly an ErrorBody of its status. Answers the body.
  */
-export async function readAnswer (t: Test, res: Response): Promise<{ status: number, headers: Headers, body: unknown }> {
+export async function readAnswer (t: Test, res: Response): Promise<{
+  status: number, headers: Headers, body: unknown
+}> {
   const text = await res.text()
   const problems: string[] = []
   if (!res.headers.get('x-request-id')) problems.push('no x-request-id')

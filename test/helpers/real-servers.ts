@@ -106,7 +106,8 @@ export interface RedisServer {
 }
 
 /** redis-server on `port` (a free one by default), nothing saved to disk. Not started when `started` is false. */
-export async function startRedis (t: Test, binary: string, { port, started = true }: { port?: number, started?: boolean } = {}): Promise<RedisServer> {
+export async function startRedis (t: Test, binary: string,
+  { port, started = true }: { port?: number, started?: boolean } = {}): Promise<RedisServer> {
   const chosen = port ?? await freePort()
   const dir = mkdtempSync(join(tmpdir(), 'bff-redis-'))
   let current: Process | undefined
@@ -137,7 +138,8 @@ export async function startRedis (t: Test, binary: string, { port, started = tru
  * The nginx site of docs/operations.md (deploy/nginx/dealer-bff.conf) on a free local port in front of `upstreams`
  * (`host:port`), inside a minimal main configuration whose every path is in a temporary prefix.
  */
-export async function startNginx (t: Test, binary: string, upstreams: string[]): Promise<{ url: string, port: number }> {
+export async function startNginx (t: Test, binary: string,
+  upstreams: string[]): Promise<{ url: string, port: number }> {
   const port = await freePort()
   const dir = mkdtempSync(join(tmpdir(), 'bff-nginx-'))
   // The example's upstream servers become ours (same options), its `listen 80` our port.
@@ -203,7 +205,8 @@ export interface Answer { status: number, headers: Record<string, string | strin
 /** One GET on its own connection, from `localAddress` (any 127.x.y.z is this machine) when given. */
 export function get (url: string, headers: Record<string, string> = {}, localAddress?: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { headers, agent: false, ...(localAddress === undefined ? {} : { localAddress }) }, res => {
+    const options = { headers, agent: false, ...(localAddress === undefined ? {} : { localAddress }) }
+    const req = request(url, options, res => {
       let body = ''
       res.setEncoding('utf8').on('data', (chunk: string) => { body += chunk })
       res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }))

@@ -41,7 +41,7 @@ function counted (upstream: TestApp['upstream'], operation: OperationName, answe
   return () => calls
 }
 
-/** An app whose breakers open once 3 calls failed (more than half of at least 3) and stay open unless a test says otherwise. */
+/** An app whose breakers open once 3 calls failed (over half of at least 3), open until a test says otherwise. */
 function breakerApp (t: Test, env: Record<string, string> = {}) {
   return buildTestApp(t, { UPSTREAM_BREAKER_MIN_CALLS: '3', UPSTREAM_BREAKER_HALF_OPEN_MS: '600000', ...UNLIMITED, ...env })
 }
@@ -194,7 +194,13 @@ t.test('single-flight: a burst for one client costs one set of upstream calls; e
   t.strictSame(answers.map(a => a.statusCode), Array(BURST).fill(200))
   t.strictSame(answers.map(a => a.headers['x-request-id']), answers.map((_, i) => `burst-${i}`), 'each answer has its own request id')
   const first = answers[0]!.json()
-  t.match(first, { uid_client: fx.IVANOV.uid_client, client: fx.client, discount: fx.discountWithBonuses.data, contractor: fx.contractor, degraded: [] })
+  t.match(first, {
+    uid_client: fx.IVANOV.uid_client,
+    client: fx.client,
+    discount: fx.discountWithBonuses.data,
+    contractor: fx.contractor,
+    degraded: []
+  })
   for (const a of answers) {
     t.strictSame(a.json(), first)
     t.equal(a.headers['cache-control'], 'private, no-store')
@@ -220,7 +226,8 @@ t.test('single-flight: different clients are never merged', async t => {
   const otherLogin = hs256(claimsFor({ ...fx.IVANOV, login: '79160000000' }))
   const otherVendor = hs256(claimsFor({ ...fx.IVANOV, vendor: 'hyundai' }))
 
-  const [ivanov, petrovaRes, loginRes, vendorRes] = await Promise.all([IVANOV_TOKEN, petrova, otherLogin, otherVendor].map(token => getProfile(app, token)))
+  const tokens = [IVANOV_TOKEN, petrova, otherLogin, otherVendor]
+  const [ivanov, petrovaRes, loginRes, vendorRes] = await Promise.all(tokens.map(token => getProfile(app, token)))
 
   t.equal(ivanov!.json().uid_client, fx.IVANOV.uid_client)
   t.equal(petrovaRes!.json().uid_client, fx.PETROVA.uid_client)

@@ -56,7 +56,8 @@ const fullProfile = {
   stale: []
 }
 
-function assertError (tt: Test, res: { statusCode: number, headers: Record<string, unknown>, json (): unknown }, status: number, code: string) {
+function assertError (tt: Test, res: { statusCode: number, headers: Record<string, unknown>, json (): unknown },
+  status: number, code: string) {
   tt.equal(res.statusCode, status)
   tt.match(res.json(), { statusCode: status, code, error: String, message: String })
   tt.ok(res.headers['x-request-id'], 'x-request-id on the error')
@@ -135,7 +136,9 @@ t.test('a passport answer about another client is refused, dealers not called', 
 t.test('discount', async t => {
   t.test('with bonuses: the dealer data as sent, unknown fields included (its shape is not documented)', async t => {
     const { app, agent, upstream } = await buildTestApp(t)
-    const bonuses = { ...fx.discountWithBonuses, data: { ...fx.discountWithBonuses.data, tiers: [{ from: 0, percent: 3 }] } }
+    const bonuses = {
+      ...fx.discountWithBonuses, data: { ...fx.discountWithBonuses.data, tiers: [{ from: 0, percent: 3 }] }
+    }
     fakeUpstream(upstream, { ...allFine, 'dealer.discount': ok(bonuses) })
     const res = await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })
     noPending(agent)
@@ -245,7 +248,8 @@ t.test('passport failures map to the catalog, dealers never called', async t => 
 
 t.test('bad breadcrumb data keeps its item with data null', async t => {
   const { app, agent, upstream } = await buildTestApp(t)
-  const [first, second, third, fourth] = fx.catalogCarsView as [typeof fx.breadcrumb, typeof fx.breadcrumb, typeof fx.breadcrumb, typeof fx.breadcrumb]
+  type Crumb = typeof fx.breadcrumb
+  const [first, second, third, fourth] = fx.catalogCarsView as [Crumb, Crumb, Crumb, Crumb]
   const view = [
     { ...first, data: '{"car_guid": "C2D4E6F8' },
     { ...second, data: JSON.stringify({ car_guid: 'A1', date: 'yesterday', type: 2 }) },
@@ -257,7 +261,8 @@ t.test('bad breadcrumb data keeps its item with data null', async t => {
   noPending(agent)
   t.equal(res.statusCode, 200)
   const body = res.json()
-  t.strictSame(body.catalog_cars_view, [{ ...first, data: null }, { ...second, data: null }, { ...third, data: null }, decoded(fourth)])
+  t.strictSame(body.catalog_cars_view,
+    [{ ...first, data: null }, { ...second, data: null }, { ...third, data: null }, decoded(fourth)])
   t.strictSame(body.catalog_cars_favourites, [])
   t.strictSame(body.degraded, [], 'a bad breadcrumb is not a degraded section')
 })

@@ -63,7 +63,7 @@ export function createDriftTracker (operation: OperationName, onNew: (path: stri
     walk(value, child, `${path}/${key}`, report)
   }
 
-  /** Records the key paths of an answer's pass-through parts ([path index, value]), reporting each new one when `report`. */
+  /** Records the key paths of an answer's pass-through parts ([path index, value]); reports new ones when `report`. */
   function observe (found: ReadonlyArray<readonly [number, unknown]>, report = true): void {
     for (const [index, value] of found) {
       const root = roots[index]
@@ -72,7 +72,8 @@ export function createDriftTracker (operation: OperationName, onNew: (path: stri
   }
 
   // The documented examples are known fields.
-  for (const example of (operations[operation].response as { examples?: unknown[] }).examples ?? []) observe(passThroughValues(example, parts), false)
+  const examples = (operations[operation].response as { examples?: unknown[] }).examples ?? []
+  for (const example of examples) observe(passThroughValues(example, parts), false)
   return { observe }
 }
 
@@ -230,7 +231,8 @@ export function createMetrics ({ collectDefaultMetrics, Counter, Gauge, Histogra
     registers
   })
   const drift = Object.fromEntries(operationNames.map(operation =>
-    [operation, createDriftTracker(operation, () => passThroughDrift.inc({ operation }))])) as Record<OperationName, ReturnType<typeof createDriftTracker>>
+    [operation, createDriftTracker(operation, () => passThroughDrift.inc({ operation }))])) as
+    Record<OperationName, ReturnType<typeof createDriftTracker>>
 
   // Known series start at zero, so rate() and alerts see them before the first event.
   for (const operation of operationNames) {

@@ -47,25 +47,32 @@ export interface LastKnown {
 }
 
 /** The store, or null when copies are off (PROFILE_STALE_IF_ERROR_S and PROFILE_FRESH_S both 0). */
-export function createLastKnown ({ config, redis, log, observer = NO_OBSERVER, now = Date.now }: LastKnownOptions): LastKnown | null {
+export function createLastKnown (options: LastKnownOptions): LastKnown | null {
+  const { config, redis, log, observer = NO_OBSERVER, now = Date.now } = options
   const staleMs = config.PROFILE_STALE_IF_ERROR_S * 1000
   const freshMs = config.PROFILE_FRESH_S * 1000
   if (staleMs === 0 && freshMs === 0) return null
   const shared = redis !== null && config.PROFILE_CACHE_KEY !== undefined
-  const keys = config.PROFILE_CACHE_KEY === undefined ? [processKey()] : profileCacheKeys(config.PROFILE_CACHE_KEY).map(cacheKey)
+  const keys = config.PROFILE_CACHE_KEY === undefined
+    ? [processKey()]
+    : profileCacheKeys(config.PROFILE_CACHE_KEY).map(cacheKey)
   const prefix = config.PROFILE_CACHE_REDIS_PREFIX
   // In Redis a copy written under a retired key keeps its name: every key's name is asked in one MGET.
   const names: (caller: Caller) => string[] = shared
     ? caller => keys.map(key => prefix + identityName(key, caller))
     : caller => [identityName(keys[0]!, caller)]
   const store = shared
-    ? redisStore({ redis, keys, ttlSeconds: Math.max(config.PROFILE_STALE_IF_ERROR_S, config.PROFILE_FRESH_S), observer, log })
+    ? redisStore({
+      redis, keys, ttlSeconds: Math.max(config.PROFILE_STALE_IF_ERROR_S, config.PROFILE_FRESH_S), observer, log
+    })
     : memoryStore(config.PROFILE_CACHE_MAX_BYTES, observer)
   if (config.REDIS_URL !== undefined && !shared) {
     log.warn({ lastKnown: { store: 'memory' } },
       'last-known profiles stay in this process: REDIS_URL is set but PROFILE_CACHE_KEY is not (copies in Redis must be encrypted)')
   } else {
-    log.info({ lastKnown: { store: store.kind, staleIfErrorS: config.PROFILE_STALE_IF_ERROR_S, freshS: config.PROFILE_FRESH_S } },
+    const { PROFILE_STALE_IF_ERROR_S: staleIfErrorS, PROFILE_FRESH_S: freshS } = config
+    const settings = { store: store.kind, staleIfErrorS, freshS }
+    log.info({ lastKnown: settings },
       `last-known profiles kept in ${shared ? 'Redis, encrypted' : 'this process'}`)
   }
 
@@ -79,14 +86,17 @@ export function createLastKnown ({ config, redis, log, observer = NO_OBSERVER, n
       if (plain === undefined) return undefined
       const entry = decodeEntry(plain)
       // The name already binds the copy to this identity; the uid inside must agree all the same.
-      if (entry === undefined || (entry.passport !== undefined && entry.passport.value.uid_client.toUpperCase() !== caller.uid_client)) return undefined
+      if (entry === undefined) return undefined
+      const uid = entry.passport?.value.uid_client.toUpperCase()
+      if (uid !== undefined && uid !== caller.uid_client) return undefined
       return entry
     },
     servable: entry => sectionsSince(entry, now() - staleMs),
     fresh (entry) {
       const since = now() - freshMs
-      return freshMs > 0 && entry.passport !== undefined && entry.discount !== undefined && entry.contractor !== undefined &&
-        entry.passport.at > since && entry.discount.at > since && entry.contractor.at > since
+      const { passport, discount, contractor } = entry
+      return freshMs > 0 && passport !== undefined && discount !== undefined && contractor !== undefined &&
+        passport.at > since && discount.at > since && contractor.at > since
     },
     write (caller, entry) { store.write(names(caller)[0]!, encodeEntry(entry)) },
     forget (caller) { store.delete(names(caller)) },
