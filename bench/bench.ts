@@ -793,7 +793,7 @@ async function main (): Promise<void> {
         })).status
         const [own, secret] = [await get(s.token!), await get('HS256')]
         active = own === 200 && secret === 401
-        evidence = `a ${s.token} token of the key set answered ${own}, an HS256 token of the bench's secret ${secret}`
+        evidence = `a token the key set signed (${s.token}) answered ${own}, an HS256 token of the bench's secret ${secret}`
       } else if (name === 'br' || name === 'gzip') {
         const res = await fetch(child.url + PROFILE_PATH, {
           headers: { authorization: tokens('default', 'HS256')[0]!, 'accept-encoding': name }
