@@ -5,7 +5,10 @@
 // shows as spread instead of as one scenario's false result. Each run sends a fixed number of requests
 // sized from the previous run of its scenario: every connection ends after its last answer, so no
 // request is cut off at the end and the upstream count per request is exact. Options (metrics, Redis,
-// tracing, logs at info) are priced by a service process of their own each, loaded in the same rounds.
+// tracing, logs at info, key-set tokens, compressed answers) are priced by a service process of their own
+// each, loaded in the same rounds. Production's shape has scenarios of its own: heavy users' large
+// profiles (l50), an https upstream (t50) and more clients than the verified-token cache holds (m), each
+// against the floor at the same shape.
 //
 //   npm run bench                                       full run, writes bench/report.json
 //   npm run bench -- --variants none                    without the priced options (quicker)
@@ -19,7 +22,7 @@ import { deepStrictEqual } from 'node:assert/strict'
 import { execFileSync, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer as createHttpServer } from 'node:http'
 import { createConnection, createServer as createTcpServer, type AddressInfo } from 'node:net'
 import os from 'node:os'
@@ -28,14 +31,15 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { ConfigSchema } from '../src/config.ts'
 import { operations } from '../src/upstream/operations.ts'
-import { signToken } from '../sandbox/sign.ts'
+import { startSandboxKeySet, type SandboxKeySet } from '../sandbox/jwks.ts'
+import { signToken, type PrivateJwk } from '../sandbox/sign.ts'
 import { startEnv, startFlags } from '../scripts/start-command.ts'
-import { benchClient, benchClients, BENCH_CLIENT_COUNT } from './clients.ts'
+import { benchClient, CLIENT_SETS, clientSet, type ClientSetName } from './clients.ts'
 import { startChild, type Child } from './ipc.ts'
 import type { ProcessStats } from './meters.ts'
 import {
-  evaluateTargets, markdownTable, sideBySideMarkdown, sideBySideText, summarise, targetsTable, textTable, verdict,
-  writeReport,
+  evaluateTargets, floorOf, markdownTable, sideBySideMarkdown, sideBySideText, summarise, targetsTable, textTable,
+  verdict, writeReport,
   type LifetimeRss, type Machine, type Run, type ScenarioId, type ScenarioInfo
 } from './report.ts'
 import type { SandboxStats } from './sandbox.ts'
@@ -49,15 +53,23 @@ const CONSOLE_PATH = '/request-console'
 const BENCH_DELAY_MS = 20
 const MiB = 1024 * 1024
 
-/** The options whose price the bench measures, each in a service process of its own at scenario a's load. */
-const OPTIONS = {
-  metrics: 'metrics on (METRICS_API_KEY set)',
-  redis: 'rate limits in Redis (REDIS_URL, a local redis-server)',
-  otel100: 'tracing, 100 % sampled (OTLP to a local sink)',
-  otel10: 'tracing, 10 % sampled (OTLP to a local sink)',
-  info: 'logs at info (the default LOG_LEVEL), stdout a pipe'
-} as const
-type OptionName = keyof typeof OPTIONS
+/**
+ * The options whose price the bench measures, each in a service process of its own at its base
+ * scenario's load: `a`, or `m` for the key-set tokens (with 500 clients the verified-token cache would
+ * hide the signature check being priced).
+ */
+const OPTIONS: Record<string, { title: string, base: 'a' | 'm' } & Pick<ScenarioInfo, 'token' | 'encoding'>> = {
+  metrics: { title: 'metrics on (METRICS_API_KEY set)', base: 'a' },
+  redis: { title: 'rate limits in Redis (REDIS_URL, a local redis-server)', base: 'a' },
+  otel100: { title: 'tracing, 100 % sampled (OTLP to a local sink)', base: 'a' },
+  otel10: { title: 'tracing, 10 % sampled (OTLP to a local sink)', base: 'a' },
+  info: { title: 'logs at info (the default LOG_LEVEL), stdout a pipe', base: 'a' },
+  rs256: { title: 'RS256 tokens from a key set (AUTH_JWKS_URL), 5000 clients', base: 'm', token: 'RS256' },
+  es256: { title: 'ES256 tokens from a key set (AUTH_JWKS_URL), 5000 clients', base: 'm', token: 'ES256' },
+  br: { title: 'answers compressed, Accept-Encoding: br', base: 'a', encoding: 'br' },
+  gzip: { title: 'answers compressed, Accept-Encoding: gzip', base: 'a', encoding: 'gzip' }
+}
+type OptionName = 'metrics' | 'redis' | 'otel100' | 'otel10' | 'info' | 'rs256' | 'es256' | 'br' | 'gzip'
 const DEFAULT_OPTIONS = Object.keys(OPTIONS).join(',')
 
 /**
@@ -136,11 +148,25 @@ const SERVICE_AT_200 = 'service@b200'
  * in the profile's process their peaks would stand for its own.
  */
 const SERVICE_OTHER = 'service@other'
+/**
+ * The production-shaped scenarios' processes, each its own for the same reason: a heavy user's 106 KB
+ * passport answer, 5000 clients' cached state or TLS buffers would otherwise set the service's peak RSS.
+ */
+const SERVICE_LARGE = 'service@large'
+const SERVICE_MANY = 'service@many'
+const SERVICE_TLS = 'service@tls'
+const FLOOR_LARGE = 'floor@large'
+const FLOOR_TLS = 'floor@tls'
+/** The processes whose upstream is the sandbox over https. */
+const OVER_TLS = new Set([SERVICE_TLS, FLOOR_TLS])
+/** Rounds of the https and 5000-client shapes (not targets yet), so the full run stays under 6 minutes. */
+const SHAPE_ROUNDS = 2
 
 const profileScenario = (
-  id: string, connections: number, delayMs: number, target: string, group: ScenarioInfo['group'], title = 'profile'
+  id: string, connections: number, delayMs: number, target: string, group: ScenarioInfo['group'], title = 'profile',
+  shape: Pick<ScenarioInfo, 'clients' | 'tls' | 'rounds'> = {}
 ): ScenarioInfo =>
-  ({ id, title, method: 'GET', path: PROFILE_PATH, connections, delayMs, expectedUpstream: 3, target, group })
+  ({ id, title, method: 'GET', path: PROFILE_PATH, connections, delayMs, expectedUpstream: 3, target, group, ...shape })
 
 const baseScenarios: ScenarioInfo[] = [
   profileScenario('a', 50, 0, 'service', 'service'),
@@ -176,6 +202,17 @@ const baseScenarios: ScenarioInfo[] = [
   // The floor at the loads of a and b50: what the service's CPU per profile is compared against.
   profileScenario('fa', 50, 0, 'floor', 'floor', 'floor profile'),
   profileScenario('fb50', 50, BENCH_DELAY_MS, 'floor', 'floor', 'floor profile'),
+  // Production's shape (issue 26): heavy users' 300 viewed cars, an https upstream, 5000 clients.
+  profileScenario('l50', 50, BENCH_DELAY_MS, SERVICE_LARGE, 'service', 'profile, 300 viewed cars', { clients: 'large' }),
+  profileScenario('fl50', 50, BENCH_DELAY_MS, FLOOR_LARGE, 'floor', 'floor profile, 300 viewed cars',
+    { clients: 'large' }),
+  profileScenario('t50', 50, BENCH_DELAY_MS, SERVICE_TLS, 'service', 'profile, https upstream',
+    { tls: true, rounds: SHAPE_ROUNDS }),
+  profileScenario('ft50', 50, BENCH_DELAY_MS, FLOOR_TLS, 'floor', 'floor profile, https upstream',
+    { tls: true, rounds: SHAPE_ROUNDS }),
+  // At a's load: the base of the key-set token options, whose signature checks the cache cannot hide here.
+  profileScenario('m', 50, 0, SERVICE_MANY, 'service', 'profile, 5000 clients', { clients: 'many', rounds: SHAPE_ROUNDS }),
+  profileScenario('fm', 50, 0, 'floor', 'floor', 'floor profile, 5000 clients', { clients: 'many', rounds: SHAPE_ROUNDS }),
   // Calibration, not a scenario of the service: the sandbox's passport answer at the same delay, straight
   // from autocannon. It shows what the upstream and this machine's timers cost on their own.
   {
@@ -199,8 +236,11 @@ function optionNames (): OptionName[] {
   return list as OptionName[]
 }
 
-/** Options are loaded in two rounds at most: each has its own process, and the bench must stay under 4 minutes. */
+/** Options are loaded in two rounds at most: each has its own process, and the bench must stay under 6 minutes. */
 const OPTION_ROUNDS = 2
+
+/** Measured rounds of a scenario: the bench's, fewer for options and the shapes that are not targets. */
+const roundsOf = (s: ScenarioInfo) => Math.min(ROUNDS, s.group === 'option' ? OPTION_ROUNDS : s.rounds ?? ROUNDS)
 
 function selectScenarios (): ScenarioInfo[] {
   if (SWEEP) {
@@ -214,10 +254,17 @@ function selectScenarios (): ScenarioInfo[] {
   }
   const only = args.only?.split(',').map(s => s.trim())
   const base = only === undefined ? baseScenarios : baseScenarios.filter(s => only.includes(s.id))
-  const options = optionNames().map(name => ({
-    ...profileScenario(`a@${name}`, 50, 0, `service@${name}`, 'option', OPTIONS[name]),
-    variant: name
-  }))
+  const options = optionNames().map(name => {
+    const { title, base, token, encoding } = OPTIONS[name]!
+    const of = baseScenarios.find(s => s.id === base)!
+    return {
+      ...profileScenario(`${base}@${name}`, of.connections, of.delayMs, `service@${name}`, 'option', title,
+        { ...(of.clients === undefined ? {} : { clients: of.clients }) }),
+      variant: name,
+      ...(token === undefined ? {} : { token }),
+      ...(encoding === undefined ? {} : { encoding })
+    }
+  })
   const selected = [...base, ...options]
   if (selected.length === 0) throw new Error(`--only names none of ${baseScenarios.map(s => s.id).join(', ')}`)
   return selected
@@ -313,6 +360,21 @@ async function startRedis (): Promise<{ url: string, commands (): Promise<number
   }
 }
 
+/**
+ * A self-signed certificate for the loopback, made for this run by openssl (node:crypto makes keys, not
+ * X.509 certificates): RSA 2048, as public CAs most often issue, valid for 127.0.0.1 for one day.
+ */
+function makeCertificate (): { keyFile: string, certFile: string, remove (): void } {
+  const dir = mkdtempSync(join(os.tmpdir(), 'bench-tls-'))
+  const keyFile = join(dir, 'key.pem')
+  const certFile = join(dir, 'cert.pem')
+  execFileSync('openssl', [
+    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '1',
+    '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'
+  ], { stdio: ['ignore', 'ignore', 'pipe'] })
+  return { keyFile, certFile, remove: () => { rmSync(dir, { recursive: true, force: true }) } }
+}
+
 /** A stand-in OTLP/HTTP collector: 200 to every POST /v1/traces, counted, to show the tracing runs exported. */
 async function startTraceSink (): Promise<{ url: string, exports: () => number, stop (): Promise<void> }> {
   let exports = 0
@@ -350,13 +412,16 @@ interface Wiring {
   sandbox: Child
   /** Every measured process by name: `service`, `floor`, `service@metrics`, `flags3`... */
   processes: Map<string, Child>
-  profileLoad: Load
+  /** The load of a profile scenario: its clients' tokens, its Accept-Encoding. */
+  profileLoad: (s: ScenarioInfo) => Load
   loads: Record<string, Load>
-  /** Bearer tokens of the bench clients, in client order. */
-  tokens: string[]
+  /** Bearer tokens of a client set, in client order, signed as `token` says. */
+  tokens: (clients: ClientSetName, token: TokenKind) => string[]
 }
 
-const loadOf = (w: Wiring, s: ScenarioInfo): Load => s.path === PROFILE_PATH ? w.profileLoad : w.loads[s.id]!
+type TokenKind = NonNullable<ScenarioInfo['token']>
+
+const loadOf = (w: Wiring, s: ScenarioInfo): Load => s.path === PROFILE_PATH ? w.profileLoad(s) : w.loads[s.id]!
 const urlOf = (w: Wiring, s: ScenarioInfo): string =>
   (s.target === 'sandbox' ? w.sandbox.url : w.processes.get(s.target)!.url) + s.path
 
@@ -383,16 +448,23 @@ async function checkScenarios (w: Wiring, scenarios: ScenarioInfo[]): Promise<vo
       throw new Error(`${s.id}: the console's upstream answered ${String(body.status)}`)
     }
   }
-  const floor = w.processes.get('floor')
-  if (floor === undefined) return
-  // IVANOV's record (no bonuses) and PETROVA's (bonuses).
-  for (const client of [0, 1]) {
-    const get = async (url: string) =>
-      await (await fetch(url + PROFILE_PATH, { headers: { authorization: w.tokens[client]! } })).json()
-    const expected = await get(floor.url)
-    for (const [name, child] of w.processes) {
-      if (name === 'floor') continue
-      deepStrictEqual(await get(child.url), expected, `${name} and the floor answer client ${client} differently`)
+  // Every service process against the floor of its scenario's shape, for the same clients: its first
+  // profile scenario's clients and tokens, or (c, d's process) the default clients and the floor of a.
+  for (const [name, child] of w.processes) {
+    if (name.startsWith('floor')) continue
+    const s = scenarios.find(s => s.target === name && s.path === PROFILE_PATH)
+    const floorId = floorOf(s?.id ?? 'a')
+    const floorName = baseScenarios.find(f => f.id === floorId)?.target ?? 'floor'
+    const floor = w.processes.get(floorName)
+    if (floor === undefined) continue
+    const clients = s?.clients ?? 'default'
+    // IVANOV's record (no bonuses) and PETROVA's (bonuses); the large set's first two.
+    for (const client of [0, 1]) {
+      const get = async (url: string, token: TokenKind) => await (await fetch(url + PROFILE_PATH, {
+        headers: { authorization: w.tokens(clients, token)[client]! }
+      })).json()
+      deepStrictEqual(await get(child.url, s?.token ?? 'HS256'), await get(floor.url, 'HS256'),
+        `${name} and ${floorName} answer client ${client} of the ${clients} set differently`)
     }
   }
 }
@@ -434,6 +506,7 @@ async function measure (
   const gcUs = p0 === undefined || p1 === undefined ? 0 : p1.gc.pauseUs - p0.gc.pauseUs
   const allocated = p0 === undefined || p1 === undefined ? 0 : p1.allocatedBytes - p0.allocatedBytes
   const sandboxCpu = cpuMicros(sbx1.cpu) - cpuMicros(sbx0.cpu)
+  const handshakes = sbx1.tlsConnections - sbx0.tlsConnections
   const perHandled = (n: number) => handled === 0 ? 0 : n / handled
   return {
     scenario: s.id,
@@ -461,17 +534,17 @@ async function measure (
       bench: Math.round(cpuMicros(bench1) / wallUs * 100) / 100
     },
     peakRssMiB: p1 === undefined ? 0 : mib(p1.peak.rss),
+    tlsConnectionsPer1000: s.tls === true ? Math.round(perHandled(handshakes) * 1000 * 100) / 100 : null,
     memoryAtPeak: p1 === undefined
       ? { heapTotalMiB: 0, heapUsedMiB: 0, externalMiB: 0 }
       : { heapTotalMiB: mib(p1.peak.heapTotal), heapUsedMiB: mib(p1.peak.heapUsed), externalMiB: mib(p1.peak.external) }
   }
 }
 
-function loadsFor (
-  tokens: string[], consoleKey: string, passportKey: string
-): { profile: Load, byId: Record<string, Load> } {
-  const profile: Load = {
-    headers: { authorization: tokens[0]! },
+/** A profile scenario's load: its tokens sent in turn, with its Accept-Encoding. */
+function profileLoadOf (tokens: string[], encoding: ScenarioInfo['encoding']): Load {
+  return {
+    headers: { authorization: tokens[0]!, ...(encoding === undefined ? {} : { 'accept-encoding': encoding }) },
     // Connection k sends the clients k, k + n, k + 2n... in turn: a connection's requests follow one
     // another, so no two requests in flight ever share a client, however long one of them takes.
     setupClient: connections => {
@@ -486,19 +559,19 @@ function loadsFor (
       }
     }
   }
+}
+
+function otherLoads (consoleKey: string, passportKey: string): Record<string, Load> {
   return {
-    profile,
-    byId: {
-      c: { headers: {} },
-      d: {
-        headers: { 'content-type': 'application/json', 'x-console-key': consoleKey },
-        body: JSON.stringify({ operation: 'passport.get_client', params: benchClient(0).identity })
-      },
-      // What the service's client sends for a passport lookup.
-      u5: {
-        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-authorization': passportKey },
-        body: JSON.stringify(benchClient(0).identity)
-      }
+    c: { headers: {} },
+    d: {
+      headers: { 'content-type': 'application/json', 'x-console-key': consoleKey },
+      body: JSON.stringify({ operation: 'passport.get_client', params: benchClient(0).identity })
+    },
+    // What the service's client sends for a passport lookup.
+    u5: {
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-authorization': passportKey },
+      body: JSON.stringify(benchClient(0).identity)
     }
   }
 }
@@ -508,6 +581,7 @@ function runLine (r: Run): string {
     `  p50 ${r.p50} p99 ${r.p99} ms` +
     `  ${r.cpuUsPerRequest} µs/req  gc ${Math.round(r.gcShare * 100)}%  ${r.allocatedKiBPerRequest} KiB/req` +
     `  upstream/req ${r.upstreamPerRequest}  rss ${r.peakRssMiB} MiB` +
+    (r.tlsConnectionsPer1000 === null ? '' : `  TLS conns/1k ${r.tlsConnectionsPer1000}`) +
     `  errors ${r.errors + r.timeouts + r.mismatches} non2xx ${r.non2xx}  (${r.requests} in ${r.seconds} s)`
 }
 
@@ -528,13 +602,23 @@ async function main (): Promise<void> {
 
   const warnings = new Map<string, { count: number, first: string[] }>()
   let countWarnings = false
+  const certificate = targets.some(t => OVER_TLS.has(t)) ? makeCertificate() : undefined
   const sandbox = await startChild(here('sandbox.ts'), {
-    env: { SANDBOX_PASSPORT_KEY: keys.passport, SANDBOX_DEALER_KEY: keys.dealer }
+    env: {
+      SANDBOX_PASSPORT_KEY: keys.passport,
+      SANDBOX_DEALER_KEY: keys.dealer,
+      ...(certificate === undefined
+        ? {}
+        : { SANDBOX_TLS_KEY_FILE: certificate.keyFile, SANDBOX_TLS_CERT_FILE: certificate.certFile })
+    }
   })
+  const tlsUrl = certificate === undefined ? undefined : await sandbox.ask<string>('tlsUrl')
   const processes = new Map<string, Child>()
   let redis: Awaited<ReturnType<typeof startRedis>> | undefined
   let sink: Awaited<ReturnType<typeof startTraceSink>> | undefined
+  let keySet: SandboxKeySet | undefined
   try {
+    if (selected.some(s => s.token !== undefined && s.token !== 'HS256')) keySet = await startSandboxKeySet()
     if (targets.includes('service@redis')) redis = await startRedis()
     if (targets.some(t => t.startsWith('service@otel'))) sink = await startTraceSink()
     const profileDir = PROFILING === undefined ? undefined : mkdtempSync(join(os.tmpdir(), `bench-${PROFILING}-prof-`))
@@ -561,20 +645,30 @@ async function main (): Promise<void> {
         case 'otel100': return tracing('1')
         case 'otel10': return tracing('0.1')
         case 'info': return { LOG_LEVEL: 'info' }
+        // Exactly one verification key is accepted: the key set instead of the secret.
+        case 'rs256': case 'es256': return { AUTH_JWT_SECRET: '', AUTH_JWKS_URL: keySet!.url }
+        // Compression is on by default (COMPRESSION=on): the load's Accept-Encoding turns it on.
+        case 'br': case 'gzip': return {}
       }
     }
+    // The https upstream, trusted as production trusts its CA: through NODE_EXTRA_CA_CERTS.
+    const overTls = (target: string): Record<string, string> => OVER_TLS.has(target)
+      ? { UPSTREAM_URL: tlsUrl!, NODE_EXTRA_CA_CERTS: certificate!.certFile }
+      : {}
     const plan = (target: string): ProcessPlan => {
-      if (target === 'floor') {
+      if (target.startsWith('floor')) {
         const env = {
           UPSTREAM_URL: sandbox.url,
           PASSPORT_API_KEY: keys.passport,
           DEALER_API_KEY: keys.dealer,
-          AUTH_JWT_SECRET: jwtSecret
+          AUTH_JWT_SECRET: jwtSecret,
+          ...overTls(target)
         }
         return { entry: 'floor.ts', env, flags: [] }
       }
-      const env = { ...START_ENV, ...serviceEnv }
-      if (target === 'service' || target === SERVICE_AT_200 || target === SERVICE_OTHER) {
+      const env = { ...START_ENV, ...serviceEnv, ...overTls(target) }
+      const shapes = [SERVICE_AT_200, SERVICE_OTHER, SERVICE_LARGE, SERVICE_MANY, SERVICE_TLS]
+      if (target === 'service' || shapes.includes(target)) {
         return { entry: 'service.ts', env, flags: NODE_FLAGS }
       }
       if (target.startsWith('service@')) {
@@ -594,7 +688,8 @@ async function main (): Promise<void> {
       warnings.set(target, own)
       processes.set(target, await startChild(here(entry), {
         env: {
-          ...env,
+          // An empty value stands for unset (AUTH_JWT_SECRET under a key set).
+          ...Object.fromEntries(Object.entries(env).filter(([, value]) => value !== '')),
           ...(profileDir === undefined
             ? {}
             : { BENCH_PROFILE_DIR: profileDir, BENCH_PROFILE: PROFILING!, BENCH_PROCESS_NAME: target })
@@ -609,10 +704,27 @@ async function main (): Promise<void> {
         }
       }))
     }
-    const tokens = benchClients().map(({ identity: { uid_client: sub, login, vendor } }) =>
-      `Bearer ${signToken({ sub, login, vendor }, jwtSecret)}`)
-    const loads = loadsFor(tokens, consoleKey, keys.passport)
-    const wiring: Wiring = { sandbox, processes, profileLoad: loads.profile, loads: loads.byId, tokens }
+    const signingKeys: Record<TokenKind, string | PrivateJwk | undefined> = {
+      HS256: jwtSecret, RS256: keySet?.signing.rsa, ES256: keySet?.signing.ec
+    }
+    const signed = new Map<string, string[]>()
+    const tokens = (clients: ClientSetName, token: TokenKind): string[] => {
+      const key = `${clients} ${token}`
+      if (!signed.has(key)) {
+        signed.set(key, clientSet(clients).map(({ identity: { uid_client: sub, login, vendor } }) =>
+          `Bearer ${signToken({ sub, login, vendor }, signingKeys[token]!)}`))
+      }
+      return signed.get(key)!
+    }
+    const profileLoads = new Map<string, Load>()
+    const profileLoad = (s: ScenarioInfo): Load => {
+      const clients = s.clients ?? 'default'
+      const token = s.token ?? 'HS256'
+      const key = `${clients} ${token} ${s.encoding ?? ''}`
+      if (!profileLoads.has(key)) profileLoads.set(key, profileLoadOf(tokens(clients, token), s.encoding))
+      return profileLoads.get(key)!
+    }
+    const wiring: Wiring = { sandbox, processes, profileLoad, loads: otherLoads(consoleKey, keys.passport), tokens }
     const atReady = new Map<string, ProcessStats>()
     for (const [name, child] of processes) atReady.set(name, await child.ask<ProcessStats>('stats'))
     await checkScenarios(wiring, selected)
@@ -637,12 +749,12 @@ async function main (): Promise<void> {
     const exportsBefore = sink?.exports()
     const runs: Run[] = []
     process.stdout.write(`measured: ${ROUNDS} rounds of ${selected.map(s => s.id).join(', ')} ` +
-      `(options ${OPTION_ROUNDS} at most), about ${RUN_SECONDS} s each\n`)
+      `(options ${OPTION_ROUNDS} at most, t50, ft50, m, fm ${SHAPE_ROUNDS}), about ${RUN_SECONDS} s each\n`)
     for (let round = 1; round <= ROUNDS; round++) {
       for (const s of selected) {
-        if (s.group === 'option' && round > OPTION_ROUNDS) continue
+        if (round > roundsOf(s)) continue
         // Whole requests per connection, sized to last about RUN_SECONDS at the latest measured rate.
-        const perConnection = Math.max(10, Math.ceil((lastRps.get(s.id) ?? 100) * RUN_SECONDS / s.connections))
+        const perConnection = Math.max(5, Math.ceil((lastRps.get(s.id) ?? 100) * RUN_SECONDS / s.connections))
         const run = await measure(wiring, s, round, { amount: perConnection * s.connections })
         lastRps.set(s.id, run.rps)
         runs.push(run)
@@ -675,12 +787,27 @@ async function main (): Promise<void> {
       } else if (name === 'info') {
         active = true
         evidence = 'LOG_LEVEL=info'
+      } else if (name === 'rs256' || name === 'es256') {
+        const get = async (token: TokenKind) => (await fetch(child.url + PROFILE_PATH, {
+          headers: { authorization: tokens('many', token)[0]! }
+        })).status
+        const [own, secret] = [await get(s.token!), await get('HS256')]
+        active = own === 200 && secret === 401
+        evidence = `a token the key set signed (${s.token}) answered ${own}, an HS256 token of the bench's secret ${secret}`
+      } else if (name === 'br' || name === 'gzip') {
+        const res = await fetch(child.url + PROFILE_PATH, {
+          headers: { authorization: tokens('default', 'HS256')[0]!, 'accept-encoding': name }
+        })
+        await res.arrayBuffer()
+        const encoding = res.headers.get('content-encoding')
+        active = encoding === name
+        evidence = `a profile asked with Accept-Encoding: ${name} came with Content-Encoding: ${encoding ?? 'none'}`
       } else {
         const exports = sink!.exports() - (exportsBefore ?? 0)
         active = exports > 0
         evidence = `the OTLP sink received ${exports} trace exports during the measured rounds`
       }
-      options.push({ option: name, title: OPTIONS[name], active, evidence })
+      options.push({ option: name, title: OPTIONS[name]!.title, active, evidence })
     }
 
     const atEnd = new Map<string, ProcessStats>()
@@ -696,15 +823,18 @@ async function main (): Promise<void> {
           ...(lifetimeRss[SERVICE_AT_200] === undefined
             ? {}
             : { at200ConnectionsMaxRssMiB: lifetimeRss[SERVICE_AT_200] }),
-          ...(lifetimeRss[SERVICE_OTHER] === undefined ? {} : { otherRoutesMaxRssMiB: lifetimeRss[SERVICE_OTHER] })
+          ...(lifetimeRss[SERVICE_OTHER] === undefined ? {} : { otherRoutesMaxRssMiB: lifetimeRss[SERVICE_OTHER] }),
+          ...(lifetimeRss[SERVICE_LARGE] === undefined ? {} : { largeProfileMaxRssMiB: lifetimeRss[SERVICE_LARGE] }),
+          ...(lifetimeRss[SERVICE_MANY] === undefined ? {} : { manyClientsMaxRssMiB: lifetimeRss[SERVICE_MANY] }),
+          ...(lifetimeRss[SERVICE_TLS] === undefined ? {} : { tlsMaxRssMiB: lifetimeRss[SERVICE_TLS] })
         }
     const summaries = summarise(selected, runs)
-    const base = summaries.find(s => s.id === 'a')
     for (const o of options) {
-      const own = summaries.find(s => s.id === `a@${o.option}`)
+      const own = summaries.find(s => s.variant === o.option && s.group === 'option')
+      const base = summaries.find(s => s.id === own?.id.split('@')[0])
       if (base === undefined || own === undefined) continue
       const ratio = (own.cpuUsPerRequest.median / base.cpuUsPerRequest.median).toFixed(2)
-      o.evidence += `; CPU per profile ${ratio} × the service's without it (a)`
+      o.evidence += `; CPU per profile ${ratio} × the service's without it (${base.id})`
     }
     const targetList = evaluateTargets(summaries, runs, memory)
     process.stdout.write('\n' + textTable(summaries) + '\n\n')
@@ -767,9 +897,16 @@ async function main (): Promise<void> {
           flags: p.flags,
           env: Object.keys(p.env).filter(k => !(k in serviceEnv) || p.env[k] !== serviceEnv[k])
         }])),
-        clients: `${BENCH_CLIENT_COUNT} synthetic clients ` +
-          '(the IVANOV and PETROVA records under their own identities), ' +
-          'each connection sending its own clients in turn, so no two requests in flight share a client'
+        clients: 'synthetic clients (the IVANOV and PETROVA records under their own identities), ' +
+          'each connection sending its own clients in turn, so no two requests in flight share a client; ' +
+          `sets: ${Object.entries(CLIENT_SETS).map(([name, what]) => `${name}: ${what}`).join('; ')}`,
+        tls: 'the sandbox over https on the loopback for t50 and ft50: a self-signed RSA 2048 certificate ' +
+          'made for the run (openssl req -x509), trusted through NODE_EXTRA_CA_CERTS; new connections are ' +
+          'the https server\'s secureConnection events',
+        keySet: 'sandbox/jwks.ts on the loopback (one RSA 2048 and one EC P-256 key), AUTH_JWKS_URL; ' +
+          'tokens signed by sandbox/sign.ts',
+        compression: 'the service\'s default (COMPRESSION=on, src/plugins/external/compress.ts); ' +
+          'the load sends Accept-Encoding; autocannon counts the compressed bytes, decompressing nothing'
       },
       memory,
       lifetimeMaxRssMiB: lifetimeRss,
@@ -791,6 +928,8 @@ async function main (): Promise<void> {
     await sandbox.stop()
     await redis?.stop()
     await sink?.stop()
+    await keySet?.close()
+    certificate?.remove()
     process.stdout.write(`bench took ${Math.round((performance.now() - began) / 1000)} s\n`)
   }
 }

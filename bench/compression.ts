@@ -3,33 +3,19 @@
 // left. Run: node bench/compression.ts [--rounds 2000]. Picks BROTLI_QUALITY and GZIP_LEVEL (compress.ts).
 import { parseArgs } from 'node:util'
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib'
-import * as fixture from '../schemas/fixtures.ts'
 import { buildApp } from '../src/app.ts'
 import { loadConfig } from '../src/config.ts'
 import { ivanov, petrova, type SeededClient } from '../sandbox/seed.ts'
 import { signToken } from '../sandbox/sign.ts'
 import { startSandboxUpstream } from '../sandbox/upstream.ts'
+import { benchLargeClient } from './clients.ts'
 
 const { values: args } = parseArgs({ options: { rounds: { type: 'string', default: '2000' } } })
 const ROUNDS = Number(args.rounds)
 const KEYS = { passport: 'bench-passport-key', dealer: 'bench-dealer-key' }
 const SECRET = 'bench-compression-secret-of-32-characters'
-const HEAVY_UID = 'C0000000-0000-4000-8000-000000000300'
-
-/** A heavy user: IVANOV's record with 300 viewed cars (the fixture's, cycled, each its own id). */
-const heavy: SeededClient = {
-  ...ivanov,
-  label: 'HEAVY',
-  identity: { ...ivanov.identity, login: '79000000300', uid_client: HEAVY_UID },
-  passport: {
-    ...ivanov.passport,
-    uid_client: HEAVY_UID,
-    client: { ...ivanov.passport.client, uid_client: HEAVY_UID, login: '79000000300' },
-    catalog_cars_view: Array.from({ length: 300 }, (_, i) => ({
-      ...fixture.catalogCarsView[i % fixture.catalogCarsView.length]!, id_user_breadcrumbs: 60_000 + i
-    }))
-  }
-}
+/** A heavy user: the bench's large-profile client (LARGE_VIEWED_CARS viewed cars). */
+const heavy: SeededClient = { ...benchLargeClient(0), label: 'HEAVY' }
 
 /** The profiles as the service answers them, uncompressed. */
 async function profiles (): Promise<Array<{ label: string, json: Buffer }>> {

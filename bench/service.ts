@@ -17,6 +17,8 @@ async function main (): Promise<void> {
   const tracing = await startTracing(process.env)
   const { buildApp } = await import('../src/app.ts')
   const app = await buildApp(config)
+  // As npm run dev does: with AUTH_JWKS_URL, the bench's first request must find the key set loaded.
+  if (app.keySet !== null) await app.keySet.refresh()
   // Registered after the app's own plugins, at the root, so every global hook runs for it too.
   app.get(NOOP_PATH, {
     schema: { hide: true, response: { 200: Type.Object({ status: Type.Literal('ok') }) } }

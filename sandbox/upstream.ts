@@ -3,6 +3,7 @@
 // operation only needs its answer in `resolvers` below. Used by `npm run dev`, end-to-end tests and the
 // benchmark, so the hot path stays cheap: seeded answers are serialized once, at start.
 import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http'
+import { createServer as createTlsServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { compileOperationContracts } from '../src/upstream/contract/check.ts'
 import { operationNames, operations, type KeyName, type OperationName, type ParamsOf } from '../src/upstream/operations.ts'
@@ -20,6 +21,8 @@ export interface SandboxUpstreamOptions {
   clients?: readonly SeededClient[]
   /** Request bodies above this are answered 413. */
   maxBodyBytes?: number
+  /** Serves https with this PEM key and certificate (the benchmark's production-shaped upstream). */
+  tls?: { key: string | Buffer, cert: string | Buffer }
 }
 
 export interface SandboxCounts {
@@ -37,6 +40,8 @@ export interface SandboxUpstream {
   resetCounts (): void
   /** Changes the delay of answers sent from now on. */
   setDelay (ms: number): void
+  /** TLS handshakes completed (new connections) since start; 0 over plain http. */
+  secureConnections (): number
   close (): Promise<void>
 }
 
@@ -211,7 +216,11 @@ export async function startSandboxUpstream (options: SandboxUpstreamOptions): Pr
   }
 
   // Longer than the client's keep-alive (10 s), so the client never reuses a socket the server just closed.
-  const server = createServer({ keepAliveTimeout: 65_000 }, handle)
+  const server = options.tls === undefined
+    ? createServer({ keepAliveTimeout: 65_000 }, handle)
+    : createTlsServer({ keepAliveTimeout: 65_000, key: options.tls.key, cert: options.tls.cert }, handle)
+  let secureConnections = 0
+  server.on('secureConnection', () => { secureConnections++ })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(port, host, () => {
@@ -223,9 +232,10 @@ export async function startSandboxUpstream (options: SandboxUpstreamOptions): Pr
   const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address
 
   return {
-    url: `http://${urlHost}:${address.port}`,
+    url: `${options.tls === undefined ? 'http' : 'https'}://${urlHost}:${address.port}`,
     counts: () => ({ ...counts, byOperation: { ...counts.byOperation } }),
     resetCounts () { counts = zeroCounts() },
+    secureConnections: () => secureConnections,
     setDelay (ms) {
       checkDelay(ms)
       delayMs = ms

@@ -1,5 +1,9 @@
 // The sandbox upstream over real sockets: the seeded answers through the real upstream client, and every
 // protocol rule of upstream-spec.md part 4 through raw requests.
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import t from 'tap'
 import { Agent, request } from 'undici'
@@ -8,6 +12,7 @@ import { createUpstreamClient } from '../../src/upstream/client.ts'
 import { operationNames, operations, type OperationName } from '../../src/upstream/operations.ts'
 import { ivanov, petrova, seededClients, unknownClient, type SeededClient } from '../../sandbox/seed.ts'
 import { DELAY_HEADER, startSandboxUpstream } from '../../sandbox/upstream.ts'
+import { requireBinaries } from '../helpers/real-servers.ts'
 
 const keys = { passport: 'sandbox-passport-key', dealer: 'sandbox-dealer-key' }
 const sandbox = await startSandboxUpstream({ keys })
@@ -283,4 +288,47 @@ t.test('close stops the server', async t => {
   const other = await startSandboxUpstream({ keys })
   await other.close()
   await t.rejects(request(other.url + DISCOUNT.path, { method: 'POST', dispatcher: agent }), { code: 'ECONNREFUSED' })
+})
+
+t.test('with a key and certificate it serves https and counts the TLS handshakes', async t => {
+  // openssl makes the certificate (node:crypto makes keys, not X.509 certificates).
+  const tools = requireBinaries(t, ['openssl'])
+  if (tools === undefined) return
+  const dir = mkdtempSync(join(tmpdir(), 'sandbox-tls-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const [keyFile, certFile] = [join(dir, 'key.pem'), join(dir, 'cert.pem')]
+  execFileSync(tools.openssl, ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes',
+    '-keyout', keyFile, '-out', certFile, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'],
+  { stdio: 'ignore' })
+  const cert = readFileSync(certFile)
+  const secure = await startSandboxUpstream({ keys, tls: { key: readFileSync(keyFile), cert } })
+  t.teardown(() => secure.close())
+  t.match(secure.url, /^https:\/\/127\.0\.0\.1:\d+$/)
+  t.equal(secure.secureConnections(), 0)
+
+  const trusting = new Agent({ connect: { ca: cert } })
+  t.teardown(() => trusting.close())
+  const post = async (dispatcher: Agent) => {
+    const res = await request(secure.url + DISCOUNT.path + '/', {
+      method: 'POST',
+      headers: { 'content-type': FORM_TYPE, 'x-authorization': keys.dealer },
+      body: JSON.stringify({ uid_client: ivanov.identity.uid_client }),
+      dispatcher
+    })
+    return { status: res.statusCode, json: await res.body.json() }
+  }
+  t.strictSame(await post(trusting), { status: 200, json: ivanov.discount }, 'the seeded answer, over https')
+  const first = secure.secureConnections()
+  t.ok(first >= 1, 'the first request made a handshake')
+  for (let i = 0; i < 9; i++) await post(trusting)
+  // undici's pool may open a second connection for the request right after the first; then it reuses them.
+  t.ok(secure.secureConnections() <= 2, `kept-alive connections: ${secure.secureConnections()} handshakes for 10 requests`)
+  t.equal(secure.counts().total, 10)
+  const again = new Agent({ connect: { ca: cert } })
+  t.teardown(() => again.close())
+  const before = secure.secureConnections()
+  await post(again)
+  t.equal(secure.secureConnections(), before + 1, 'a new client is a new handshake')
+  await t.rejects(post(agent), { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' }, 'a client that does not trust the certificate is refused')
+  t.equal(sandbox.secureConnections(), 0, 'plain http has no handshakes')
 })
