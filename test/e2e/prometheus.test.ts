@@ -24,7 +24,8 @@ const binaries = requireBinaries(t, ['prometheus'])
 if (binaries !== undefined) {
   t.test('Prometheus scrapes two instances with the key and evaluates the rules', async t => {
     const upstream = await faultUpstream(t)
-    const env = { METRICS_API_KEY: METRICS_KEY }
+    // No last-known copies: the passport's 500 must reach the caller for the error ratio to move.
+    const env = { METRICS_API_KEY: METRICS_KEY, PROFILE_STALE_IF_ERROR_S: '0' }
     const instances = [await faultService(t, upstream.url, env), await faultService(t, upstream.url, env)]
     const targets = instances.map(base => new URL(base).host)
 
