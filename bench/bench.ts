@@ -903,7 +903,7 @@ async function main (): Promise<void> {
       const base = summaries.find(s => s.id === own?.id.split('@')[0])
       if (base === undefined || own === undefined) continue
       const ratio = (own.cpuUsPerRequest.median / base.cpuUsPerRequest.median).toFixed(2)
-      o.evidence += `; CPU per profile ${ratio} × the service's without it (${base.id})`
+      o.evidence += `; CPU per profile ${ratio} × ${base.id}'s (the same load, default settings)`
     }
     const targetList = evaluateTargets(summaries, runs, memory)
     process.stdout.write('\n' + textTable(summaries) + '\n\n')
