@@ -37,6 +37,7 @@ import { startEnv, startFlags } from '../scripts/start-command.ts'
 import { benchClient, CLIENT_SETS, clientSet, type ClientSetName } from './clients.ts'
 import { startChild, type Child } from './ipc.ts'
 import type { ProcessStats } from './meters.ts'
+import type { StoreSettings } from './service.ts'
 import {
   evaluateTargets, floorOf, markdownTable, sideBySideMarkdown, sideBySideText, summarise, targetsTable, textTable,
   verdict, writeReport,
@@ -52,13 +53,21 @@ const PROFILE_PATH = '/api/users/profile'
 const CONSOLE_PATH = '/request-console'
 const BENCH_DELAY_MS = 20
 const MiB = 1024 * 1024
+/** PROFILE_FRESH_S of the `fresh` option: at a's repeat rate (each client every fraction of a second), most hits. */
+const FRESH_S = 30
+/** Where the Redis-backed last-known store keeps its copies (the service's default prefix). */
+const COPY_PREFIX = String((ConfigSchema.properties.PROFILE_CACHE_REDIS_PREFIX as { default?: unknown }).default)
+/** The options that need a redis-server of their own, so each one's keys and command count are its own. */
+const WITH_REDIS = ['service@redis', 'service@store-redis']
 
 /**
  * The options whose price the bench measures, each in a service process of its own at its base
  * scenario's load: `a`, or `m` for the key-set tokens (with 500 clients the verified-token cache would
  * hide the signature check being priced).
  */
-const OPTIONS: Record<string, { title: string, base: 'a' | 'm' } & Pick<ScenarioInfo, 'token' | 'encoding'>> = {
+type OptionInfo = { title: string, base: 'a' | 'm' } & Pick<ScenarioInfo, 'token' | 'encoding'> &
+  Partial<Pick<ScenarioInfo, 'expectedUpstream'>>
+const OPTIONS: Record<string, OptionInfo> = {
   metrics: { title: 'metrics on (METRICS_API_KEY set)', base: 'a' },
   redis: { title: 'rate limits in Redis (REDIS_URL, a local redis-server)', base: 'a' },
   otel100: { title: 'tracing, 100 % sampled (OTLP to a local sink)', base: 'a' },
@@ -67,9 +76,22 @@ const OPTIONS: Record<string, { title: string, base: 'a' | 'm' } & Pick<Scenario
   rs256: { title: 'RS256 tokens from a key set (AUTH_JWKS_URL), 5000 clients', base: 'm', token: 'RS256' },
   es256: { title: 'ES256 tokens from a key set (AUTH_JWKS_URL), 5000 clients', base: 'm', token: 'ES256' },
   br: { title: 'answers compressed, Accept-Encoding: br', base: 'a', encoding: 'br' },
-  gzip: { title: 'answers compressed, Accept-Encoding: gzip', base: 'a', encoding: 'gzip' }
+  gzip: { title: 'answers compressed, Accept-Encoding: gzip', base: 'a', encoding: 'gzip' },
+  // The in-memory last-known store is on by default: m prices it, this is the service without it.
+  'store-off': { title: 'last-known store off (PROFILE_STALE_IF_ERROR_S=0), 5000 clients', base: 'm' },
+  'store-redis': {
+    title: 'last-known store in Redis, encrypted (REDIS_URL, PROFILE_CACHE_KEY; rate limits there too), 5000 clients',
+    base: 'm'
+  },
+  // Most profiles come from the copy at a's repeat rate: fewer than 3 upstream requests each, by design.
+  fresh: {
+    title: `PROFILE_FRESH_S=${FRESH_S}: copies younger than that answered without the upstream`,
+    base: 'a',
+    expectedUpstream: null
+  }
 }
-type OptionName = 'metrics' | 'redis' | 'otel100' | 'otel10' | 'info' | 'rs256' | 'es256' | 'br' | 'gzip'
+type OptionName = 'metrics' | 'redis' | 'otel100' | 'otel10' | 'info' | 'rs256' | 'es256' | 'br' | 'gzip' |
+  'store-off' | 'store-redis' | 'fresh'
 const DEFAULT_OPTIONS = Object.keys(OPTIONS).join(',')
 
 /**
@@ -255,11 +277,12 @@ function selectScenarios (): ScenarioInfo[] {
   const only = args.only?.split(',').map(s => s.trim())
   const base = only === undefined ? baseScenarios : baseScenarios.filter(s => only.includes(s.id))
   const options = optionNames().map(name => {
-    const { title, base, token, encoding } = OPTIONS[name]!
+    const { title, base, token, encoding, expectedUpstream } = OPTIONS[name]!
     const of = baseScenarios.find(s => s.id === base)!
     return {
       ...profileScenario(`${base}@${name}`, of.connections, of.delayMs, `service@${name}`, 'option', title,
         { ...(of.clients === undefined ? {} : { clients: of.clients }) }),
+      ...(expectedUpstream === undefined ? {} : { expectedUpstream }),
       variant: name,
       ...(token === undefined ? {} : { token }),
       ...(encoding === undefined ? {} : { encoding })
@@ -335,7 +358,13 @@ async function redisCommand (port: number, ...words: string[]): Promise<string> 
 }
 
 /** A throwaway redis-server on a free port, no persistence: the Redis-backed rate limits' store. */
-async function startRedis (): Promise<{ url: string, commands (): Promise<number>, stop (): Promise<void> }> {
+async function startRedis (): Promise<{
+  url: string
+  commands (): Promise<number>
+  /** DBSIZE, and how many keys start with `prefix` (KEYS: a throwaway server of the bench's own). */
+  keys (prefix: string): Promise<{ all: number, prefixed: number }>
+  stop (): Promise<void>
+}> {
   const port = await freePort()
   const child = spawn('redis-server',
     ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
@@ -352,6 +381,11 @@ async function startRedis (): Promise<{ url: string, commands (): Promise<number
     async commands () {
       const info = await redisCommand(port, 'INFO', 'stats')
       return Number(/total_commands_processed:(\d+)/.exec(info)?.[1] ?? 0)
+    },
+    async keys (prefix) {
+      const all = Number(/^:(\d+)/.exec(await redisCommand(port, 'DBSIZE'))?.[1] ?? 0)
+      const prefixed = Number(/^\*(\d+)/.exec(await redisCommand(port, 'KEYS', `${prefix}*`))?.[1] ?? 0)
+      return { all, prefixed }
     },
     async stop () {
       child.kill('SIGTERM')
@@ -614,12 +648,12 @@ async function main (): Promise<void> {
   })
   const tlsUrl = certificate === undefined ? undefined : await sandbox.ask<string>('tlsUrl')
   const processes = new Map<string, Child>()
-  let redis: Awaited<ReturnType<typeof startRedis>> | undefined
+  const redises = new Map<string, Awaited<ReturnType<typeof startRedis>>>()
   let sink: Awaited<ReturnType<typeof startTraceSink>> | undefined
   let keySet: SandboxKeySet | undefined
   try {
     if (selected.some(s => s.token !== undefined && s.token !== 'HS256')) keySet = await startSandboxKeySet()
-    if (targets.includes('service@redis')) redis = await startRedis()
+    for (const target of targets.filter(t => WITH_REDIS.includes(t))) redises.set(target, await startRedis())
     if (targets.some(t => t.startsWith('service@otel'))) sink = await startTraceSink()
     const profileDir = PROFILING === undefined ? undefined : mkdtempSync(join(os.tmpdir(), `bench-${PROFILING}-prof-`))
     const serviceEnv: Record<string, string> = {
@@ -641,7 +675,13 @@ async function main (): Promise<void> {
       })
       switch (name) {
         case 'metrics': return { METRICS_API_KEY: metricsKey }
-        case 'redis': return { REDIS_URL: redis!.url }
+        case 'redis': return { REDIS_URL: redises.get('service@redis')!.url }
+        case 'store-off': return { PROFILE_STALE_IF_ERROR_S: '0' }
+        // 32 random bytes made for the run, as `openssl rand -base64 32` makes them for a deployment.
+        case 'store-redis': return {
+          REDIS_URL: redises.get('service@store-redis')!.url, PROFILE_CACHE_KEY: randomBytes(32).toString('base64')
+        }
+        case 'fresh': return { PROFILE_FRESH_S: String(FRESH_S) }
         case 'otel100': return tracing('1')
         case 'otel10': return tracing('0.1')
         case 'info': return { LOG_LEVEL: 'info' }
@@ -745,7 +785,8 @@ async function main (): Promise<void> {
 
     countWarnings = true
     for (const child of processes.values()) await child.ask('profileStart')
-    const redisBefore = await redis?.commands()
+    const redisBefore = new Map<string, number>()
+    for (const [target, redis] of redises) redisBefore.set(target, await redis.commands())
     const exportsBefore = sink?.exports()
     const runs: Run[] = []
     process.stdout.write(`measured: ${ROUNDS} rounds of ${selected.map(s => s.id).join(', ')} ` +
@@ -779,11 +820,39 @@ async function main (): Promise<void> {
         const { status } = await fetch(`${child.url}/metrics`, { headers: { authorization: `Bearer ${metricsKey}` } })
         active = status === 200
         evidence = `GET /metrics answered ${status}`
-      } else if (name === 'redis') {
+      } else if (name === 'redis' || name === 'store-redis') {
+        const redis = redises.get(s.target)!
         // Less the INFO command that read the count before.
-        const commands = (await redis!.commands()) - (redisBefore ?? 0) - 1
-        active = commands > 0
+        const commands = (await redis.commands()) - redisBefore.get(s.target)! - 1
         evidence = `redis-server processed ${commands} commands during the measured rounds`
+        if (name === 'redis') {
+          active = commands > 0
+        } else {
+          const keys = await redis.keys(COPY_PREFIX)
+          active = commands > 0 && keys.prefixed > 0
+          evidence += `; after the run DBSIZE ${keys.all}, of them ${keys.prefixed} copies under ${COPY_PREFIX}`
+        }
+      } else if (name === 'store-off' || name === 'fresh') {
+        const settings = await child.ask<StoreSettings>('lastKnownSettings')
+        const said = `the service read PROFILE_STALE_IF_ERROR_S=${settings.staleIfErrorS}, ` +
+          `PROFILE_FRESH_S=${settings.freshS}`
+        if (name === 'store-off') {
+          // The base m keeps 5000 clients' copies: its heap after the rounds shows what the store holds.
+          const heap = async (target: string) => {
+            const stats = await processes.get(target)?.ask<ProcessStats>('stats')
+            return stats === undefined ? '–' : `${mib(stats.peak.heapUsed)} MiB`
+          }
+          active = settings.staleIfErrorS === 0 && settings.freshS === 0
+          evidence = `${said} (no store at all); heap used at its last run's RSS peak ${await heap(s.target)}, ` +
+            `${SERVICE_MANY}'s (store on) ${await heap(SERVICE_MANY)}`
+        } else {
+          const own = runs.filter(r => r.scenario === s.id).map(r => r.upstreamPerRequest)
+          const res = await fetch(child.url + PROFILE_PATH, { headers: { authorization: tokens('default', 'HS256')[0]! } })
+          await res.arrayBuffer()
+          active = settings.freshS > 0 && own.length > 0 && own.every(n => n < 3)
+          evidence = `${said}; upstream requests per profile ${own.join(', ')} (3 without it); ` +
+            `a repeated profile answered with Age: ${res.headers.get('age') ?? 'none'}`
+        }
       } else if (name === 'info') {
         active = true
         evidence = 'LOG_LEVEL=info'
@@ -834,7 +903,7 @@ async function main (): Promise<void> {
       const base = summaries.find(s => s.id === own?.id.split('@')[0])
       if (base === undefined || own === undefined) continue
       const ratio = (own.cpuUsPerRequest.median / base.cpuUsPerRequest.median).toFixed(2)
-      o.evidence += `; CPU per profile ${ratio} × the service's without it (${base.id})`
+      o.evidence += `; CPU per profile ${ratio} × ${base.id}'s (the same load, default settings)`
     }
     const targetList = evaluateTargets(summaries, runs, memory)
     process.stdout.write('\n' + textTable(summaries) + '\n\n')
@@ -926,7 +995,7 @@ async function main (): Promise<void> {
   } finally {
     for (const child of processes.values()) await child.stop()
     await sandbox.stop()
-    await redis?.stop()
+    for (const redis of redises.values()) await redis.stop()
     await sink?.stop()
     await keySet?.close()
     certificate?.remove()

@@ -87,7 +87,8 @@ async function main (): Promise<void> {
         catalog_cars_favourites: passport.catalog_cars_favourites.map(decode),
         discount: discount.success === true ? discount.data : null,
         contractor: contractor.success === true ? contractor.data : null,
-        degraded: []
+        degraded: [],
+        stale: []
       }))
     } catch {
       end(res, 502, '{}')

@@ -396,7 +396,8 @@ function row (s: ScenarioSummary): string[] {
     withSpread(s.p90),
     withSpread(s.p99),
     `${s.errors}/${s.non2xx}`,
-    s.expectedUpstream === null ? '–' : withSpread(s.upstreamPerRequest, 2),
+    // An option's count is shown even when it has no expected value (PROFILE_FRESH_S: below 3 by design).
+    s.expectedUpstream === null && s.group !== 'option' ? '–' : withSpread(s.upstreamPerRequest, 2),
     s.target === 'sandbox' ? '–' : withSpread(s.cpuUsPerRequest),
     s.target === 'sandbox' ? '–' : withSpread(percent(s.gcShare)),
     s.target === 'sandbox' ? '–' : withSpread(s.allocatedKiBPerRequest, 1),

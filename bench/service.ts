@@ -10,6 +10,9 @@ import { startMeters } from './meters.ts'
 /** The bench-only trivial route: same process, same plugin tree, no auth and no upstream work. */
 export const NOOP_PATH = '/bench/noop'
 
+/** The last-known store's settings as this process read them: evidence that an option reached the service. */
+export interface StoreSettings { staleIfErrorS: number, freshS: number, cacheKeySet: boolean, redisUrlSet: boolean }
+
 async function main (): Promise<void> {
   const config = loadConfig(process.env)
   // As server.ts does: tracing (OTEL_* variables) starts before the app is imported, so the tracing
@@ -31,6 +34,13 @@ async function main (): Promise<void> {
 
   serveParent(`http://127.0.0.1:${address.port}`, {
     ...meters.handlers,
+    lastKnownSettings: (): StoreSettings => ({
+      staleIfErrorS: config.PROFILE_STALE_IF_ERROR_S,
+      freshS: config.PROFILE_FRESH_S,
+      // Whether set, never the values: the key is a secret.
+      cacheKeySet: config.PROFILE_CACHE_KEY !== undefined,
+      redisUrlSet: config.REDIS_URL !== undefined
+    }),
     async close () {
       meters.stop()
       await app.close()

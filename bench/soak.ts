@@ -7,9 +7,15 @@
 // Options (argv or env): --duration / SOAK_DURATION_S (60), --concurrency / SOAK_CONCURRENCY (16),
 // --fault-rate / SOAK_FAULT_RATE (0.25), --rss-bound-mib / SOAK_RSS_BOUND_MIB (50), --warmup / SOAK_WARMUP_S
 // (a sixth of the run, 2 to 10 s), --faults / SOAK_FAULTS (a comma list of fault kinds, or `none`; all).
+// Samples: --sample-every / SOAK_SAMPLE_S (seconds; 0, the default, is off) reads the service's RSS, heap
+// used, external and array buffers every N seconds (no GC forced), prints each, writes them to
+// --samples-out / SOAK_SAMPLES_OUT (bench/soak-samples.json) and fails when RSS grows more than
+// --rss-last-third-bound-mib / SOAK_RSS_LAST_THIRD_BOUND_MIB (2) over the last third of the run.
 import { fork, type ChildProcess } from 'node:child_process'
 import { randomBytes, randomUUID } from 'node:crypto'
+import { writeFile } from 'node:fs/promises'
 import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { Compile } from 'typebox/compile'
 import { ConsoleAnswer } from '../schemas/console.ts'
@@ -25,7 +31,12 @@ const DOCUMENTED = new Set([200, 400, 401, 404, 413, 415, 429, 502, 503, 504])
 const SETTLE_MS = 3000
 
 interface Memory { rss: number, heapUsed: number, heapTotal: number, external: number, peakRss: number }
-interface Ask { id: number, op: 'memory' | 'close' }
+/** process.memoryUsage() as the service is, no GC forced: what a per-minute sample shows. */
+interface Sample {
+  rss: number, heapUsed: number, heapTotal: number, external: number, arrayBuffers: number, peakRss: number
+}
+interface Ask { id: number, op: 'memory' | 'sample' | 'close' }
+const SAMPLES_OUT = fileURLToPath(new URL('soak-samples.json', import.meta.url))
 
 // ---------------------------------------------------------------- the service, in the child process
 
@@ -39,6 +50,11 @@ async function serve (): Promise<void> {
   // A last-resort major GC also gives back the heap pages V8 would otherwise keep for later.
   const gc = (globalThis as { gc?: (options: object) => void }).gc
   process.on('message', async ({ id, op }: Ask) => {
+    if (op === 'sample') {
+      const { rss, heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage()
+      process.send!({ id, value: { rss, heapUsed, heapTotal, external, arrayBuffers, peakRss } satisfies Sample })
+      return
+    }
     if (op === 'memory') {
       gc?.({ type: 'major', execution: 'sync', flavor: 'last-resort' })
       const { rss, heapUsed, heapTotal, external } = process.memoryUsage()
@@ -63,7 +79,10 @@ function options () {
       'fault-rate': { type: 'string' },
       'rss-bound-mib': { type: 'string' },
       warmup: { type: 'string' },
-      faults: { type: 'string' }
+      faults: { type: 'string' },
+      'sample-every': { type: 'string' },
+      'samples-out': { type: 'string' },
+      'rss-last-third-bound-mib': { type: 'string' }
     }
   })
   const num = (arg: string | undefined, env: string, fallback: number) => {
@@ -78,7 +97,10 @@ function options () {
     faultRate: Math.min(1, num(values['fault-rate'], 'SOAK_FAULT_RATE', 0.25)),
     rssBoundMiB: num(values['rss-bound-mib'], 'SOAK_RSS_BOUND_MIB', 50),
     warmupS: num(values.warmup, 'SOAK_WARMUP_S', Math.min(10, Math.max(2, durationS / 6))),
-    faults: faultsNamed(values.faults ?? process.env.SOAK_FAULTS)
+    faults: faultsNamed(values.faults ?? process.env.SOAK_FAULTS),
+    sampleEveryS: num(values['sample-every'], 'SOAK_SAMPLE_S', 0),
+    samplesOut: values['samples-out'] ?? process.env.SOAK_SAMPLES_OUT ?? SAMPLES_OUT,
+    rssLastThirdBoundMiB: num(values['rss-last-third-bound-mib'], 'SOAK_RSS_LAST_THIRD_BOUND_MIB', 2)
   }
 }
 
@@ -344,9 +366,22 @@ async function soak (): Promise<number> {
   let peak = startMemory.rss
   let runSeconds = 0
   let warmedRequests = 0
+  // No GC forced here: a full GC every few seconds is not what production runs.
   const sampler = setInterval(() => {
-    service.ask<Memory>('memory').then(m => { peak = Math.max(peak, m.peakRss) })
+    service.ask<Sample>('sample').then(m => { peak = Math.max(peak, m.peakRss) })
   }, 5000)
+  const samples: Array<{ t: number } & Sample> = []
+  const mibOf = (bytes: number) => (bytes / MiB).toFixed(1)
+  let sampledFrom = 0
+  const takeSample = async () => {
+    const sample = { t: Math.round((performance.now() - sampledFrom) / 100) / 10, ...await service.ask<Sample>('sample') }
+    samples.push(sample)
+    peak = Math.max(peak, sample.peakRss)
+    process.stdout.write(`sample ${String(sample.t).padStart(7)} s  rss ${mibOf(sample.rss)} MiB  ` +
+      `heap used ${mibOf(sample.heapUsed)} MiB  external ${mibOf(sample.external)} MiB  ` +
+      `array buffers ${mibOf(sample.arrayBuffers)} MiB\n`)
+  }
+  let sampleTimer: NodeJS.Timeout | undefined
   let warmMemory!: Memory
   let endMemory!: Memory
   try {
@@ -354,6 +389,11 @@ async function soak (): Promise<number> {
     process.stdout.write(`soak: ${opts.durationS} s, ${opts.concurrency} concurrent, faults (${faults}) ` +
       `on ${Math.round(opts.faultRate * 100)}% of upstream calls, warm-up ${opts.warmupS} s\n`)
     const runStarted = performance.now()
+    if (opts.sampleEveryS > 0) {
+      sampledFrom = runStarted
+      await takeSample()
+      sampleTimer = setInterval(() => { takeSample().catch(() => {}) }, opts.sampleEveryS * 1000)
+    }
     await runFor(opts.warmupS)
     // Measured once the last answers' timers have fired and the log has drained, after a full GC.
     await settle()
@@ -362,11 +402,15 @@ async function soak (): Promise<number> {
     await runFor(Math.max(0, opts.durationS - opts.warmupS))
     runSeconds = (performance.now() - runStarted) / 1000
     warmedRequests = total - warmedFrom
+    // The last sample is the end of the load, whatever the interval.
+    clearInterval(sampleTimer)
+    if (opts.sampleEveryS > 0) await takeSample()
     await settle()
     endMemory = await service.ask<Memory>('memory')
     peak = Math.max(peak, endMemory.peakRss)
   } finally {
     clearInterval(sampler)
+    clearInterval(sampleTimer)
     const timer = setTimeout(() => service.kill(), 15_000)
     await service.ask('close').catch(() => {})
     await service.exited
@@ -380,6 +424,42 @@ async function soak (): Promise<number> {
   const growth = endMemory.rss - warmMemory.rss
   if (growth > opts.rssBoundMiB * MiB) {
     problem('RSS growth over the bound', `${mib(growth)} MiB > ${opts.rssBoundMiB} MiB`)
+  }
+  // RSS over the last third of the run: the first sample in it against the last (the end of the load).
+  let lastThird: { fromS: number, toS: number, rssGrowthMiB: number, boundMiB: number } | undefined
+  if (samples.length > 0) {
+    const last = samples.at(-1)!
+    const first = samples.find(sample => sample.t >= last.t * 2 / 3)!
+    if (first !== last) {
+      const growthMiB = Math.round((last.rss - first.rss) / MiB * 100) / 100
+      lastThird = { fromS: first.t, toS: last.t, rssGrowthMiB: growthMiB, boundMiB: opts.rssLastThirdBoundMiB }
+      if (growthMiB > opts.rssLastThirdBoundMiB) {
+        problem('RSS growth over the last third past the bound',
+          `${growthMiB} MiB from ${first.t} s to ${last.t} s > ${opts.rssLastThirdBoundMiB} MiB`)
+      }
+    }
+    const round = (bytes: number) => Math.round(bytes / MiB * 100) / 100
+    await writeFile(opts.samplesOut, JSON.stringify({
+      generatedAt: new Date().toISOString(),
+      settings: {
+        durationS: opts.durationS,
+        concurrency: opts.concurrency,
+        faultRate: opts.faultRate,
+        warmupS: opts.warmupS,
+        sampleEveryS: opts.sampleEveryS,
+        memory: 'process.memoryUsage() in the service process over IPC, no GC forced; MiB'
+      },
+      lastThird: lastThird ?? null,
+      peakRssMiB: round(peak),
+      samples: samples.map(({ t, rss, heapUsed, heapTotal, external, arrayBuffers }) => ({
+        t,
+        rssMiB: round(rss),
+        heapUsedMiB: round(heapUsed),
+        heapTotalMiB: round(heapTotal),
+        externalMiB: round(external),
+        arrayBuffersMiB: round(arrayBuffers)
+      }))
+    }, null, 2) + '\n')
   }
   const sorted = [...latencies].sort((a, b) => a - b)
   const fmt = (ms: number) => ms.toFixed(1).padStart(8)
@@ -407,6 +487,12 @@ async function soak (): Promise<number> {
     `(${perRequest.toFixed(0)} B per request after warm-up), ` +
     `heap total ${mib(warmMemory.heapTotal)} -> ${mib(endMemory.heapTotal)} MiB, ` +
     `external ${mib(warmMemory.external)} -> ${mib(endMemory.external)} MiB`)
+  if (samples.length > 0) {
+    lines.push(lastThird === undefined
+      ? `RSS over the last third: not measured (${samples.length} samples; sample more often than a third of the run)`
+      : `RSS over the last third (${lastThird.fromS} s to ${lastThird.toS} s): ${lastThird.rssGrowthMiB} MiB ` +
+        `(bound ${lastThird.boundMiB} MiB); ${samples.length} samples in ${opts.samplesOut}`)
+  }
   const levels = Object.entries(log.byLevel).map(([level, n]) => `level ${level}: ${n}`).join(', ')
   lines.push(`log: ${log.lines} lines (${levels}), secrets found: ${log.leaks.length}`)
   lines.push('')
