@@ -1,8 +1,7 @@
 // The Prometheus alerting and recording rules of the service: the one source of deploy/prometheus/alerts.yaml
 // and of the Prometheus Operator's deploy/kubernetes/prometheus-rule.yaml (`npm run alerts` writes both).
 // Every alert has an entry in docs/runbook.md under its own name; every metric is one /metrics exports
-// (test/deploy/metric-names.test.ts scrapes the service to check). Not yet here, for want of the metrics:
-// stale profiles served above a share of answers, and failures to refresh the callers' key set.
+// (test/deploy/metric-names.test.ts scrapes the service to check).
 import { ConfigSchema } from '../src/config.ts'
 
 /** Where the runbook is read; alerts link to `${RUNBOOK_URL}#<alert name in lower case>`. Set to your repository. */
@@ -18,6 +17,14 @@ export const UPSTREAM_DEADLINE_S = (ConfigSchema.properties.UPSTREAM_TIMEOUT_MS 
 const NEAR_DEADLINE = 0.8
 
 const PROFILE = 'route="/api/users/profile"'
+
+/** Share of profile answers carrying a stale passport (the passport upstream failed) that alerts. */
+export const STALE_PASSPORT_SHARE = 0.05
+
+/** The key set's refresh period (AUTH_JWKS_REFRESH_S's default); failures are counted over two of them. */
+const KEY_SET_REFRESH_S = (ConfigSchema.properties.AUTH_JWKS_REFRESH_S as { default?: number }).default!
+/** A key set older than this while its refreshes fail alerts: a key the provider rotated in is not known. */
+export const KEY_SET_MAX_AGE_S = 3600
 
 export type Severity = 'critical' | 'warning'
 
@@ -167,8 +174,62 @@ const instanceAlerts: AlertRule[] = [
   })
 ]
 
+const lastKnownAlerts: AlertRule[] = [
+  alert('BffProfileStaleServed', 'warning', {
+    // Only a failing passport upstream makes the passport stale; fresh_window answers (PROFILE_FRESH_S) are not.
+    expr: `sum by (job) (rate(bff_profile_stale_sections_total{section="passport",reason!="fresh_window"}[5m]))
+/
+sum by (job) (rate(bff_http_requests_total{${PROFILE}}[5m]))
+> ${STALE_PASSPORT_SHARE}`,
+    for: '15m',
+    summary: 'Profiles answered from last-known copies',
+    description: '{{ $value | humanizePercentage }} of profile answers of {{ $labels.job }} over 5 minutes carried a stale passport ' +
+      `(x-stale), above ${percent(STALE_PASSPORT_SHARE)} for 15 minutes: the passport upstream fails, and clients see their ` +
+      'last good profile (up to PROFILE_STALE_IF_ERROR_S old) instead of an error. These answers do not burn the error budget.'
+  }),
+  alert('BffProfileCopyDecryptFailures', 'warning', {
+    expr: 'sum by (job) (increase(bff_profile_copy_decrypt_failures_total[15m])) > 0',
+    summary: 'Last-known profile copies in Redis cannot be decrypted',
+    description: 'About {{ $value | printf "%.0f" }} last-known copies read by {{ $labels.job }} in the last 15 minutes were opened by ' +
+      'no PROFILE_CACHE_KEY: a key was removed while copies it encrypted live on (or the copies were tampered with). ' +
+      'Each counts as a miss: a failing upstream then gives those clients an error instead of their last profile.'
+  })
+]
+
+const keySetAlerts: AlertRule[] = [
+  alert('BffAuthKeySetRefreshFailing', 'warning', {
+    // Two refresh periods: after a few quick retries a failing refresh is retried once per period.
+    expr: `sum by (job, instance) (increase(bff_auth_jwks_refresh_failures_total[${2 * KEY_SET_REFRESH_S / 60}m])) > 0`,
+    for: '15m',
+    summary: 'Instance {{ $labels.instance }} fails to refresh the identity provider\'s key set',
+    description: '{{ $labels.instance }} of {{ $labels.job }} failed about {{ $value | printf "%.0f" }} refreshes of AUTH_JWKS_URL in the ' +
+      `last ${2 * KEY_SET_REFRESH_S / 60} minutes, and has kept failing for 15 minutes. The last good key set keeps serving; ` +
+      'tokens signed with a key the provider has rotated in since are refused (401).'
+  }),
+  alert('BffAuthKeySetStale', 'warning', {
+    // A set loaded long ago is normal when the provider's Cache-Control asks for rare refreshes: only with failures.
+    expr: `(time() - bff_auth_jwks_last_load_timestamp_seconds > ${KEY_SET_MAX_AGE_S} and bff_auth_jwks_last_load_timestamp_seconds > 0)
+and on (job, instance)
+increase(bff_auth_jwks_refresh_failures_total[${KEY_SET_MAX_AGE_S / 60}m]) > 0`,
+    summary: 'Instance {{ $labels.instance }} verifies tokens with an old key set',
+    description: '{{ $labels.instance }} of {{ $labels.job }} last loaded the AUTH_JWKS_URL key set {{ $value | humanizeDuration }} ago ' +
+      `(over ${KEY_SET_MAX_AGE_S / 3600} h), and its refreshes since have failed. Keys the provider added since are unknown to it: ` +
+      'their tokens are refused (401); keys it removed are still accepted.'
+  }),
+  alert('BffAuthKeySetEmpty', 'critical', {
+    expr: 'bff_auth_jwks_keys == 0',
+    for: '5m',
+    summary: 'Instance {{ $labels.instance }} has no key to verify tokens with',
+    description: '{{ $labels.instance }} of {{ $labels.job }} has held {{ $value }} usable keys of AUTH_JWKS_URL for 5 minutes: ' +
+      'it has never loaded the key set. It answers every authenticated request with 503 and reports itself not ready; ' +
+      'if every instance is so, no profile is served.'
+  })
+]
+
 export const ruleGroups: RuleGroup[] = [
   { name: 'dealer-profile-bff.profile', rules: [...profileRecords, ...burnAlerts] },
   { name: 'dealer-profile-bff.upstream', rules: [...upstreamRecords, ...upstreamAlerts] },
+  { name: 'dealer-profile-bff.last-known', rules: lastKnownAlerts },
+  { name: 'dealer-profile-bff.key-set', rules: keySetAlerts },
   { name: 'dealer-profile-bff.instances', rules: instanceAlerts }
 ]

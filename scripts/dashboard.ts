@@ -1,9 +1,12 @@
 // `npm run dashboard`: writes deploy/grafana/dealer-bff.json, the Grafana dashboard of the service (import it,
 // pick the Prometheus data source). Every query reads metrics /metrics exports or records of
 // deploy/prometheus/alerts.yaml (test/deploy/metric-names.test.ts checks both); the file is generated so
-// that check reads what Grafana reads. Stale sections have no panel yet: no metric counts them.
+// that check reads what Grafana reads.
 import { writeFile } from 'node:fs/promises'
-import { AVAILABILITY_OBJECTIVE, errorRatioRecord, UPSTREAM_DEADLINE_S, UPSTREAM_P99_RECORD } from './alert-rules.ts'
+import {
+  AVAILABILITY_OBJECTIVE, errorRatioRecord, KEY_SET_MAX_AGE_S, STALE_PASSPORT_SHARE, UPSTREAM_DEADLINE_S,
+  UPSTREAM_P99_RECORD
+} from './alert-rules.ts'
 
 export const DASHBOARD_FILE = new URL('../deploy/grafana/dealer-bff.json', import.meta.url)
 
@@ -185,12 +188,63 @@ export function dashboard () {
         { expr: `nodejs_eventloop_lag_p99_seconds{${JOB}}`, legend: 'p99 {{instance}}' },
         { expr: `nodejs_eventloop_lag_mean_seconds{${JOB}}`, legend: 'mean {{instance}}' }
       ]
+    }),
+    row('Last-known profiles', 52),
+    panel('Stale sections by section and reason', 0, 53, {
+      unit: 'reqps',
+      description: 'Profile sections answered from the client\'s last-known copy, by section and the failure\'s reason ' +
+        '(fresh_window: within PROFILE_FRESH_S, no failure). A stale passport means the passport upstream failed.',
+      stack: true,
+      targets: [{ expr: `sum by (section, reason) (rate(bff_profile_stale_sections_total{${JOB}}[${RATE}]))`, legend: '{{section}} {{reason}}' }]
+    }),
+    panel('Stale passport share', 8, 53, {
+      unit: 'percentunit',
+      description: `Share of profile answers with a stale passport (x-stale); past the red line (${STALE_PASSPORT_SHARE * 100}%) ` +
+        'for 15 minutes the alert BffProfileStaleServed fires. These answers are 200s: the error ratio does not show them.',
+      threshold: STALE_PASSPORT_SHARE,
+      targets: [{
+        expr: `sum by (job) (rate(bff_profile_stale_sections_total{${JOB},section="passport",reason!="fresh_window"}[${RATE}]))\n/\n` +
+          `sum by (job) (rate(bff_http_requests_total{${PROFILE}}[${RATE}]))`,
+        legend: '{{job}}'
+      }]
+    }),
+    panel('Last-known copies', 16, 53, {
+      unit: 'ops',
+      description: 'Copies written after fresh answers, pushed out of the in-process store (PROFILE_CACHE_MAX_BYTES), ' +
+        'and found in Redis but opened by no PROFILE_CACHE_KEY (alert BffProfileCopyDecryptFailures).',
+      targets: [
+        { expr: `sum (rate(bff_profile_copies_written_total{${JOB}}[${RATE}]))`, legend: 'written' },
+        { expr: `sum (rate(bff_profile_copies_evicted_total{${JOB}}[${RATE}]))`, legend: 'evicted' },
+        { expr: `sum (rate(bff_profile_copy_decrypt_failures_total{${JOB}}[${RATE}]))`, legend: 'not decrypted' }
+      ]
+    }),
+    row('Identity provider key set (AUTH_JWKS_URL)', 61),
+    panel('Key-set keys', 0, 62, {
+      unit: 'none',
+      description: 'Usable signing keys in each instance\'s copy of the key set; 0 until the first load, when tokens are refused ' +
+        'with 503 and the instance is not ready (alert BffAuthKeySetEmpty). Empty without AUTH_JWKS_URL.',
+      targets: [{ expr: `bff_auth_jwks_keys{${JOB}}`, legend: '{{instance}}' }]
+    }),
+    panel('Key-set last load age', 8, 62, {
+      unit: 's',
+      description: 'Time since each instance last loaded the key set; refreshes run every AUTH_JWKS_REFRESH_S (or the provider\'s ' +
+        `max-age). Past the red line (${KEY_SET_MAX_AGE_S / 3600} h) with failing refreshes the alert BffAuthKeySetStale fires.`,
+      threshold: KEY_SET_MAX_AGE_S,
+      // Before the first load the timestamp is 0: no age then, not 55 years.
+      targets: [{ expr: `time() - (bff_auth_jwks_last_load_timestamp_seconds{${JOB}} > 0)`, legend: '{{instance}}' }]
+    }),
+    panel('Key-set refresh failures', 16, 62, {
+      unit: 'short',
+      description: 'Failed refreshes of the key set per instance (unreachable, slow, not a key set, no usable key); ' +
+        'the last good set keeps serving (alert BffAuthKeySetRefreshFailing).',
+      targets: [{ expr: `sum by (instance) (increase(bff_auth_jwks_refresh_failures_total{${JOB}}[${RATE}]))`, legend: '{{instance}}' }]
     })
   ]
   return {
     uid: 'dealer-profile-bff',
     title: 'Dealer profile BFF',
-    description: 'The profile\'s rate, errors and latency, the upstream, the shared Redis and the processes. Runbook: docs/runbook.md.',
+    description: 'The profile\'s rate, errors and latency, the upstream, the shared Redis, the processes, last-known profiles ' +
+      'and the identity provider\'s key set. Runbook: docs/runbook.md.',
     tags: ['dealer-profile-bff'],
     editable: true,
     graphTooltip: 1,

@@ -1,7 +1,9 @@
 // Every metric and label the alert rules and the dashboard ask for is one the service really exports: the
-// app is built with metrics on (and a Redis that does not answer, so its gauges exist), serves a profile, a
-// degraded one and one whose upstream answer broke its schema, and is scraped; each expression is then
-// read (test/helpers/promql.ts) and compared with the scrape. Also: the dashboard is the generated one.
+// app is built with metrics on (and a Redis that does not answer, so its gauges exist), serves a degraded
+// profile, then one whose passport answer broke its schema from the last-known copy, and is scraped;
+// a second app verifying with a key set (AUTH_JWKS_URL on a local stand-in provider; its metrics exist only
+// then) is scraped too. Each expression is then read (test/helpers/promql.ts) and compared with the scrapes.
+// Also: the dashboard is the generated one.
 import { readFileSync } from 'node:fs'
 import t from 'tap'
 import * as fx from '../../schemas/fixtures.ts'
@@ -9,6 +11,7 @@ import { ruleGroups } from '../../scripts/alert-rules.ts'
 import { DASHBOARD_FILE, dashboardJson } from '../../scripts/dashboard.ts'
 import { operations } from '../../src/upstream/operations.ts'
 import { buildTestApp, type TestApp } from '../helpers/build-app.ts'
+import { eventually, setKeyPair, startKeySetServer } from '../helpers/key-set-server.ts'
 import { exposition, promqlNames, unknownNames } from '../helpers/promql.ts'
 import { freePort } from '../helpers/real-servers.ts'
 import { bearer, hs256 } from '../helpers/tokens.ts'
@@ -16,6 +19,7 @@ import { JSON_UTF8 } from '../helpers/upstream-mock.ts'
 
 const METRICS_KEY = 'metrics-key-for-tests-0123456789'
 const PROFILE = '/api/users/profile'
+const scrapeKey = { authorization: `Bearer ${METRICS_KEY}` }
 
 const rules = ruleGroups.flatMap(group => group.rules)
 const records = new Set(rules.flatMap(rule => 'record' in rule ? [rule.record] : []))
@@ -42,7 +46,7 @@ function answer (upstream: TestApp['upstream'], path: string, status: number, bo
   upstream.intercept({ path, method: 'POST' }).reply(status, JSON.stringify(body), { headers: JSON_UTF8 })
 }
 
-/** The metric and label names of a live scrape after a success, a degraded profile and a contract failure. */
+/** The metric and label names of a live scrape after a degraded profile, then a contract failure the copy answered. */
 async function liveScrape (t: Parameters<typeof buildTestApp>[0]): Promise<Map<string, Set<string>>> {
   const { app, agent, upstream } = await buildTestApp(t, {
     METRICS_API_KEY: METRICS_KEY,
@@ -52,22 +56,50 @@ async function liveScrape (t: Parameters<typeof buildTestApp>[0]): Promise<Map<s
   })
   const token = bearer(hs256())
   answer(upstream, operations['passport.get_client'].path, 200, fx.passportFound)
-  answer(upstream, operations['dealer.discount'].path, 200, fx.discountWithBonuses)
-  answer(upstream, operations['dealer.client'].path, 200, fx.contractorResult)
-  t.equal((await app.inject({ url: PROFILE, headers: token })).statusCode, 200)
-  answer(upstream, operations['passport.get_client'].path, 200, fx.passportFound)
   answer(upstream, operations['dealer.discount'].path, 500, { success: false })
   answer(upstream, operations['dealer.client'].path, 200, fx.contractorResult)
   const degraded = await app.inject({ url: PROFILE, headers: token })
   t.equal(degraded.headers['x-degraded'], 'discount')
+  // The client's copy (passport and contractor) is written after the answer has gone.
+  const written = /^bff_profile_copies_written_total 1$/m
+  await eventually(async () => written.test((await app.inject({ url: '/metrics', headers: scrapeKey })).body), 'the copy is written')
+  // The passport's answer breaks its schema: refused, and the copy answers instead.
   const drifted = fx.catalogCarsView.map(crumb => ({ ...crumb, data: fx.breadcrumbData }))
   answer(upstream, operations['passport.get_client'].path, 200, { ...fx.passportFound, catalog_cars_view: drifted })
-  t.equal((await app.inject({ url: PROFILE, headers: token })).statusCode, 502)
+  const stale = await app.inject({ url: PROFILE, headers: token })
+  t.equal(stale.statusCode, 200)
+  t.equal(stale.headers['x-stale'], 'passport,contractor', 'the last-known copy answered')
   agent.assertNoPendingInterceptors()
+  return scrape(app)
+}
 
-  const res = await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${METRICS_KEY}` } })
-  t.equal(res.statusCode, 200)
+async function scrape (app: TestApp['app']): Promise<Map<string, Set<string>>> {
+  const res = await app.inject({ url: '/metrics', headers: scrapeKey })
+  if (res.statusCode !== 200) throw new Error(`scrape answered ${res.statusCode}`)
   return exposition(res.body)
+}
+
+/** The scrape of an app verifying with a stand-in provider's key set of one key, once it has loaded. */
+async function keySetScrape (t: Parameters<typeof buildTestApp>[0]): Promise<Map<string, Set<string>>> {
+  const provider = await startKeySetServer(t)
+  provider.publish([setKeyPair('ec', 'ec-metrics').jwk])
+  const { app } = await buildTestApp(t, {
+    AUTH_JWT_SECRET: undefined, AUTH_JWKS_URL: provider.url, METRICS_API_KEY: METRICS_KEY
+  })
+  await app.ready()
+  await eventually(async () => (await app.inject('/health/ready')).statusCode === 200, 'the key set loads')
+  const res = await app.inject({ url: '/metrics', headers: scrapeKey })
+  t.match(res.body, /^bff_auth_jwks_keys 1$/m, 'the loaded key is counted')
+  return scrape(app)
+}
+
+/** Both scrapes as one: per metric, the labels either exports. */
+function merged (...scrapes: Array<Map<string, Set<string>>>): Map<string, Set<string>> {
+  const all = new Map<string, Set<string>>()
+  for (const scraped of scrapes) {
+    for (const [name, labels] of scraped) all.set(name, new Set([...(all.get(name) ?? []), ...labels]))
+  }
+  return all
 }
 
 t.test('the PromQL reading: names, labels, and nothing else', async t => {
@@ -83,9 +115,13 @@ t.test('the PromQL reading: names, labels, and nothing else', async t => {
 })
 
 t.test('every rule and dashboard query names only what a live scrape exports', async t => {
-  const scraped = await liveScrape(t)
+  const profile = await liveScrape(t)
+  const keySet = await keySetScrape(t)
+  t.notOk(profile.has('bff_auth_jwks_keys'), 'without AUTH_JWKS_URL no key-set metric')
+  const scraped = merged(profile, keySet)
   t.ok(scraped.has('bff_upstream_contract_violations_total') && scraped.get('bff_upstream_contract_violations_total')!.has('path'), 'the contract failure was counted')
   t.ok(scraped.has('bff_redis_up'), 'the Redis gauges are there')
+  t.strictSame([...scraped.get('bff_profile_stale_sections_total') ?? []].sort(), ['reason', 'section'], 'the stale answer was counted')
 
   for (const rule of rules) {
     const name = 'record' in rule ? rule.record : rule.alert
@@ -115,7 +151,8 @@ t.test('the dashboard: generated, a Prometheus data-source variable, every panel
   // What the issue asks the dashboard to show.
   for (const metric of ['bff_http_requests_total', 'bff_http_request_duration_seconds_bucket', 'bff_upstream_requests_total',
     'bff_upstream_breaker_state', 'bff_profile_degraded_sections_total', 'bff_upstream_contract_violations_total',
-    'bff_redis_up', 'process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_p99_seconds']) {
+    'bff_redis_up', 'process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_p99_seconds',
+    'bff_profile_stale_sections_total', 'bff_auth_jwks_keys', 'bff_auth_jwks_last_load_timestamp_seconds']) {
     t.ok(exprs.includes(metric), `a panel shows ${metric}`)
   }
   t.match(exprs, /status_code="429"/, 'rate-limit refusals')
