@@ -1,15 +1,14 @@
-// `npm run soak` (not part of npm test): the service (a child process, --expose-gc, pino at debug captured
-// from its stdout) in front of the fault upstream (sandbox/faults.ts: the sandbox with random faults
-// injected per upstream call), under a bounded run of mixed requests: seeded and unknown clients'
-// profiles, bad tokens, console calls good and bad, metrics scrapes. It fails (exit 1) on any unmapped or
-// undocumented answer, a malformed error body, a secret in an answer or the log, a transport error, or
-// RSS growth past the bound (measured after warm-up and at the end, each after a full GC).
-// Options (argv or env): --duration / SOAK_DURATION_S (60), --concurrency / SOAK_CONCURRENCY (16),
-// --fault-rate / SOAK_FAULT_RATE (0.25), --rss-bound-mib / SOAK_RSS_BOUND_MIB (50), --warmup / SOAK_WARMUP_S
-// (a sixth of the run, 2 to 10 s), --faults / SOAK_FAULTS (a comma list of fault kinds, or `none`; all).
-// Samples: --sample-every / SOAK_SAMPLE_S (seconds; 0, the default, is off) reads the service's RSS, heap
-// used, external and array buffers every N seconds (no GC forced), prints each, writes them to
-// --samples-out / SOAK_SAMPLES_OUT (bench/soak-samples.json) and fails when RSS grows more than
+// `npm run soak` (not part of npm test): the service (a child process as npm start runs it, with --expose-gc; pino
+// at debug captured from its stdout) in front of the fault upstream (sandbox/faults.ts: the sandbox with random
+// faults injected per upstream call), under a bounded run of mixed requests: seeded and unknown clients' profiles,
+// bad tokens, console calls good and bad, metrics scrapes. It fails (exit 1) on any unmapped or undocumented answer,
+// a malformed error body, a secret in an answer or the log, a transport error, or RSS growth past the bound
+// (measured after warm-up and at the end, each after a full GC). Options (argv or env): --duration / SOAK_DURATION_S
+// (60), --concurrency / SOAK_CONCURRENCY (16), --fault-rate / SOAK_FAULT_RATE (0.25), --rss-bound-mib /
+// SOAK_RSS_BOUND_MIB (50), --warmup / SOAK_WARMUP_S (a sixth of the run, 2 to 10 s), --faults / SOAK_FAULTS (a comma
+// list of fault kinds, or `none`; all). Samples: --sample-every / SOAK_SAMPLE_S (seconds; 0, the default, is off)
+// reads the service's RSS, heap used, external and array buffers every N seconds (no GC forced), prints each, writes
+// them to --samples-out / SOAK_SAMPLES_OUT (bench/soak-samples.json) and fails when RSS grows more than
 // --rss-last-third-bound-mib / SOAK_RSS_LAST_THIRD_BOUND_MIB (2) over the last third of the run.
 import { fork, type ChildProcess } from 'node:child_process'
 import { randomBytes, randomUUID } from 'node:crypto'
@@ -25,6 +24,7 @@ import { signToken } from '../sandbox/sign.ts'
 import { startFaultUpstream, MiB, type Fault } from '../sandbox/faults.ts'
 import { seededClients, unknownClient } from '../sandbox/seed.ts'
 import { operationNames, type OperationName } from '../src/upstream/operations.ts'
+import { startEnv, startFlags } from '../scripts/start-command.ts'
 
 const DOCUMENTED = new Set([200, 400, 401, 404, 413, 415, 429, 502, 503, 504])
 /** Longer than the service's profile budget (2.5 s): no request timer is pending when memory is read. */
@@ -148,10 +148,20 @@ function randomFault (rate: number, faults: typeof FAULTS): Fault {
 
 interface Shot { kind: string, method?: string, path: string, headers: Record<string, string>, body?: string }
 
+/** npm start's environment, its compile cache as an absolute path (npm start runs in the project root). */
+function startEnvironment (): Record<string, string> {
+  const env = startEnv()
+  if (env.NODE_COMPILE_CACHE !== undefined) {
+    env.NODE_COMPILE_CACHE = fileURLToPath(new URL(`../${env.NODE_COMPILE_CACHE}`, import.meta.url))
+  }
+  return env
+}
+
 function startChild (env: Record<string, string>, onLogLine: (line: string) => void) {
   const child: ChildProcess = fork(import.meta.filename, [], {
-    env: { ...env, SOAK_ROLE: 'service' },
-    execArgv: ['--expose-gc'],
+    // npm start's environment and node flags, so its RSS is production's; --expose-gc for the readings.
+    env: { ...startEnvironment(), ...env, SOAK_ROLE: 'service' },
+    execArgv: [...startFlags(), '--expose-gc'],
     stdio: ['ignore', 'pipe', 'pipe', 'ipc']
   })
   createInterface({ input: child.stdout! }).on('line', onLogLine)
