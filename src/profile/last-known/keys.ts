@@ -1,7 +1,9 @@
 // The keys of the last-known store: a name per client identity that says nothing of it (HMAC-SHA256), and
 // the AES-256-GCM seal of the bytes kept in Redis. PROFILE_CACHE_KEY rotates as a list: the first key
 // names and encrypts new copies; every key still names and opens the copies written under it.
-import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes } from 'node:crypto'
+import {
+  createCipheriv, createDecipheriv, createHash, createHmac, createSecretKey, hkdfSync, randomBytes, type KeyObject
+} from 'node:crypto'
 import type { Caller } from '../../plugins/app/auth.ts'
 
 const VERSION = 1
@@ -11,8 +13,11 @@ const TAG_BYTES = 16
 const HEADER_BYTES = 1 + ID_BYTES + IV_BYTES
 
 export interface CacheKey {
-  /** Names identities (HMAC), derived apart from the encryption key so neither use weakens the other. */
-  readonly naming: Buffer
+  /**
+   * Names identities (HMAC), derived apart from the encryption key so neither use weakens the other; a
+   * KeyObject made once, since a Buffer key makes one per HMAC.
+   */
+  readonly naming: KeyObject
   readonly encryption: Buffer
   /** Carried in each sealed value, so the right key is tried first; says nothing of the key itself. */
   readonly id: Buffer
@@ -20,7 +25,7 @@ export interface CacheKey {
 
 export function cacheKey (secret: Buffer): CacheKey {
   return {
-    naming: Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), 'dealer-bff last-known names', 32)),
+    naming: createSecretKey(Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), 'dealer-bff last-known names', 32))),
     encryption: secret,
     id: createHash('sha256').update('dealer-bff last-known key id').update(secret).digest().subarray(0, ID_BYTES)
   }
