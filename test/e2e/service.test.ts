@@ -1,7 +1,7 @@
 // End to end over real HTTP: the service listening on a port, the sandbox upstream on another, and
 // nothing faked in between. Covers what a mobile app and an operator see.
 import t, { type Test } from 'tap'
-import { createServer, request as httpRequest } from 'node:http'
+import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { buildApp } from '../../src/app.ts'
 import { signToken } from '../../sandbox/sign.ts'
@@ -10,6 +10,7 @@ import { ivanov, petrova, unknownClient } from '../../sandbox/seed.ts'
 import type { Profile } from '../../schemas/profile.ts'
 import type { ConsoleAnswer } from '../../schemas/console.ts'
 import { CONSOLE_KEY, DEALER_KEY, JWT_SECRET, PASSPORT_KEY, testConfig } from '../helpers/build-app.ts'
+import { forward } from '../helpers/recording-upstream.ts'
 
 const keys = { passport: PASSPORT_KEY, dealer: DEALER_KEY }
 
@@ -85,14 +86,7 @@ t.test('a dealer failure degrades its section and the profile is still served', 
       res.writeHead(500, { 'content-type': 'text/html' }).end('<h1>Internal Server Error</h1>')
       return
     }
-    const options = {
-      host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers
-    }
-    const forward = httpRequest(options, answer => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers)
-      answer.pipe(res)
-    })
-    req.pipe(forward)
+    forward(target, req, res)
   })
   await new Promise<void>(resolve => faulty.listen(0, '127.0.0.1', resolve))
   t.teardown(() => new Promise(resolve => faulty.close(resolve)))
