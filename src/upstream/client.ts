@@ -10,7 +10,7 @@ import { elapsed, headerValue, postFollowingRedirects, type Hop, type WireAnswer
 import { operations, type KeyName, type NotFoundOf, type OperationName, type ParamsOf, type ResponseOf } from './operations.ts'
 import { createBreakers, DEFAULT_BREAKER_OPTIONS, type BreakerOptions, type BreakerState } from './breaker.ts'
 import { exchangeSpans } from './spans.ts'
-import { pickTracingHeaders, type TracingHeaders } from './transport/tracing-headers.ts'
+import { onlyTracingHeaders, type TracingHeaders } from './transport/tracing-headers.ts'
 import { activeTracer } from '../tracing/tracer.ts'
 
 export type { BreakerOptions, BreakerState }
@@ -169,8 +169,8 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
     const wire: WireRequest = {
       url: learned.get(name) ?? documented[name],
       headers: {
-        // Filtered here too: a caller that hands over the raw inbound headers must not leak them.
-        ...pickTracingHeaders(call.headers ?? {}),
+        // By name here too: a caller that hands over the raw inbound headers must not leak them.
+        ...onlyTracingHeaders(call.headers),
         'content-type': 'application/x-www-form-urlencoded',
         'x-authorization': keys[op.key]
       },

@@ -65,6 +65,20 @@ export function validTraceparent (value: string): boolean {
   return match !== null && (match[1] !== '00' || match[2] === undefined)
 }
 
+/**
+ * The tracing headers of what a caller hands the client, by name only: their values were checked once, where
+ * the inbound request's headers were picked; this keeps any other header (a cookie, a key) from travelling.
+ */
+export function onlyTracingHeaders (headers: TracingHeaders | undefined): TracingHeaders {
+  const kept: TracingHeaders = {}
+  if (headers === undefined) return kept
+  for (const name of TRACING_HEADERS) {
+    const value = headers[name]
+    if (typeof value === 'string') kept[name] = value
+  }
+  return kept
+}
+
 const joined = (raw: string | string[] | undefined) => Array.isArray(raw) ? raw.join(',') : raw
 
 export function pickTracingHeaders (headers: IncomingHttpHeaders): TracingHeaders {
