@@ -382,3 +382,13 @@ export function projectionSerializer (
     throw error
   }
 }
+
+/**
+ * The serializer Fastify builds for a route answering `schema`, for a route that serializes its answer
+ * itself (to share the bytes). Throws at start-up when the projection does not support the schema.
+ */
+export function routeSerializer<T> (schema: unknown, shared: Record<string, unknown>): (value: T) => string {
+  const serialize = projectionSerializer(schema, shared)
+  if (serialize === undefined) throw new TypeError('routeSerializer() needs a schema the projection supports')
+  return serialize
+}

@@ -1,7 +1,9 @@
 // A profile request from start to answer: concurrent requests of one client share one load
 // (single-flight), inside the `profile` span when tracing is on; each request still gets its own answer.
+// The profile is serialized once per load: the same bytes are every waiter's answer and the client's copy.
 import type { ServerResponse } from 'node:http'
 import type { FastifyBaseLogger } from 'fastify'
+import type { Profile } from '../../schemas/profile.ts'
 import type { Caller } from '../plugins/app/auth.ts'
 import { activeTracer } from '../tracing/tracer.ts'
 import type { UpstreamClient } from '../upstream/client.ts'
@@ -12,7 +14,8 @@ import { loadProfile, type LoadContext, type LoadedProfile } from './load.ts'
 import { createSingleFlight } from './single-flight.ts'
 import { profileSpans } from './spans.ts'
 
-export type { LoadedProfile }
+/** A loaded profile with its serialized JSON, shared read-only by every request of one load. */
+export interface AnsweredProfile extends LoadedProfile { body: Buffer }
 
 /** What the flow needs of the request: its id, inbound headers, log, and the answer it may abandon. */
 export interface ProfileRequest {
@@ -23,24 +26,38 @@ export interface ProfileRequest {
 }
 
 export function createProfileFlow (options: {
-  upstream: UpstreamClient, budgetMs: number, lastKnown: LastKnown | null
+  upstream: UpstreamClient
+  budgetMs: number
+  lastKnown: LastKnown | null
+  /** The route's serializer of a Profile (the answer's schema). */
+  serialize: (profile: Profile) => string
 }) {
-  const ctx: LoadContext = { ...options, composer: createProfileComposer() }
-  const flights = createSingleFlight<LoadedProfile>()
+  const { upstream, budgetMs, lastKnown, serialize } = options
+  const ctx: LoadContext = { upstream, budgetMs, lastKnown, composer: createProfileComposer() }
+  const flights = createSingleFlight<AnsweredProfile>()
   // Decided once: with tracing off, `spans` is null and a request makes no span work at all.
   const tracer = activeTracer()
   const spans = tracer === null ? null : profileSpans(tracer)
 
-  return function profileOf (caller: Caller, request: ProfileRequest): Promise<LoadedProfile> {
+  async function answer (caller: Caller, loading: Promise<LoadedProfile>): Promise<AnsweredProfile> {
+    const loaded = await loading
+    const answered = { ...loaded, body: Buffer.from(serialize(loaded.profile)) }
+    const keep = loaded.keep
+    // After the answer has gone (the route sends it in the microtasks that follow), once per load.
+    if (keep !== undefined && lastKnown !== null) setImmediate(() => { lastKnown.write(caller, keep, answered.body) })
+    return answered
+  }
+
+  return function profileOf (caller: Caller, request: ProfileRequest): Promise<AnsweredProfile> {
     // None of the three parts can hold a space (UUID, digits, vendor code): the key is unambiguous.
     const key = `${caller.uid_client} ${caller.login} ${caller.vendor}`
     const span = spans === null ? null : spans.start()
     const joined = flights.join(key, request.id, run => {
       const headers = pickTracingHeaders(request.headers)
       headers['x-request-id'] = request.id
-      return span === null
+      return answer(caller, span === null
         ? loadProfile(ctx, caller, headers, run, request.log)
-        : span.run(() => loadProfile(ctx, caller, headers, run, request.log))
+        : span.run(() => loadProfile(ctx, caller, headers, run, request.log)))
     })
     // The upstream saw the starting request's id: this line ties a joiner's answer to it.
     if (joined.sharedWith !== undefined) {

@@ -10,7 +10,7 @@ import { isUpstreamError, upstreamError } from '../upstream/errors.ts'
 import type { TracingHeaders } from '../upstream/transport/tracing-headers.ts'
 import { assemble, contractorSection, discountSection, type DealerSections, type ProfileComposer } from './compose.ts'
 import { oldestOf } from './last-known/entry.ts'
-import type { LastKnown, LastKnownEntry } from './last-known/last-known.ts'
+import type { LastKnown, LastKnownEntry, SectionTimes } from './last-known/last-known.ts'
 
 /** Where an answer's data came from: the upstream, partly the copy, or all a copy within PROFILE_FRESH_S. */
 export type Freshness = 'fresh' | 'stale' | 'cached'
@@ -25,6 +25,8 @@ export interface LoadedProfile {
   /** The Age header: seconds since the oldest section taken from a copy was fetched; undefined when none was. */
   age: number | undefined
   freshness: Freshness
+  /** The sections to keep as the caller's copy, with when each was fetched; undefined to keep none. */
+  keep: SectionTimes | undefined
 }
 
 export interface LoadContext {
@@ -87,11 +89,12 @@ export async function loadProfile (ctx: LoadContext, caller: Caller, headers: Tr
     const { sections, failures } = await loadDealerSections(upstream, caller.uid_client,
       { headers, signal, timeoutMs: Math.max(1, remaining()) }, log)
     const part = ctx.composer.passportPart(found)
-    if (lastKnown === null) return loaded(assemble(part, sections, []), undefined, 'fresh')
+    if (lastKnown === null) return loaded(assemble(part, sections, []), 'fresh')
 
     const now = lastKnown.now()
-    const kept: LastKnownEntry = { passport: { at: now, value: part } }
+    const keep: SectionTimes = { passport: now }
     const stale: StaleSection[] = []
+    let oldest = now
     if (sections.degraded.length > 0) {
       copy ??= await lastKnown.read(caller, remaining())
       const servable = copy === undefined ? {} : lastKnown.servable(copy)
@@ -99,17 +102,19 @@ export async function loadProfile (ctx: LoadContext, caller: Caller, headers: Tr
         const standIn = servable[section]
         if (standIn === undefined) return true
         fill(sections, section, standIn.value)
-        kept[section] = standIn as never
+        keep[section] = standIn.at
+        oldest = Math.min(oldest, standIn.at)
         stale.push(section)
         lastKnown.observer.served(section, failures[section] ?? 'unknown')
         return false
       })
     }
-    if (sections.degraded.indexOf('discount') === -1 && kept.discount === undefined) kept.discount = { at: now, value: sections.discount }
-    if (sections.degraded.indexOf('contractor') === -1 && kept.contractor === undefined) kept.contractor = { at: now, value: sections.contractor }
-    // After the answer has gone (the route sends it in the microtasks that follow), once per run.
-    setImmediate(() => { lastKnown.write(caller, kept) })
-    return loaded(assemble(part, sections, stale), stale.length === 0 ? undefined : kept, stale.length === 0 ? 'fresh' : 'stale', now)
+    if (sections.degraded.indexOf('discount') === -1) keep.discount ??= now
+    if (sections.degraded.indexOf('contractor') === -1) keep.contractor ??= now
+    const result = loaded(assemble(part, sections, stale), stale.length === 0 ? 'fresh' : 'stale')
+    if (stale.length > 0) result.age = ageOf(now, oldest)
+    result.keep = keep
+    return result
   } finally {
     clearTimeout(timer)
   }
@@ -120,17 +125,20 @@ function fill (sections: DealerSections, section: DegradedSection, value: unknow
   else sections.contractor = value as DealerSections['contractor']
 }
 
-function loaded (profile: Profile, copy: LastKnownEntry | undefined, freshness: Freshness,
-  now = Date.now()): LoadedProfile {
-  const stale = profile.stale
+function loaded (profile: Profile, freshness: Freshness): LoadedProfile {
+  const { degraded, stale } = profile
   return {
     profile,
-    degraded: profile.degraded.length > 0 ? profile.degraded.join(',') : undefined,
+    degraded: degraded.length > 0 ? degraded.join(',') : undefined,
     stale: stale.length > 0 ? stale.join(',') : undefined,
-    age: copy === undefined ? undefined : Math.max(0, Math.floor((now - oldestOf(copy, stale)) / 1000)),
-    freshness
+    age: undefined,
+    freshness,
+    keep: undefined
   }
 }
+
+/** Whole seconds from `at` to `now`, never negative (a clock step back). */
+const ageOf = (now: number, at: number) => Math.max(0, Math.floor((now - at) / 1000))
 
 /** The profile from a copy: its passport part always, each dealer section it has (else null and degraded). */
 function fromCopy (lastKnown: LastKnown, copy: LastKnownEntry, reason: string): LoadedProfile {
@@ -147,14 +155,12 @@ function fromCopy (lastKnown: LastKnown, copy: LastKnownEntry, reason: string): 
     }
   }
   for (const section of stale) lastKnown.observer.served(section, reason)
-  const now = lastKnown.now()
-  if (reason === 'fresh_window') {
-    // Within PROFILE_FRESH_S the copy is the answer, not a stand-in: nothing is named stale, Age still says how old.
-    const result = loaded(assemble(part, sections, []), undefined, 'cached', now)
-    result.age = Math.max(0, Math.floor((now - oldestOf(copy, stale)) / 1000))
-    return result
-  }
-  return loaded(assemble(part, sections, stale), copy, 'stale', now)
+  // Within PROFILE_FRESH_S the copy is the answer, not a stand-in: nothing is named stale, Age still says how old.
+  const result = reason === 'fresh_window'
+    ? loaded(assemble(part, sections, []), 'cached')
+    : loaded(assemble(part, sections, stale), 'stale')
+  result.age = ageOf(lastKnown.now(), oldestOf(copy, stale))
+  return result
 }
 
 /** Discount and contractor in parallel; a failure of either is a degraded section, never an error. */

@@ -8,7 +8,11 @@ import { callerOf } from '../plugins/app/auth.ts'
 import { profileRateLimit } from '../plugins/external/rate-limit.ts'
 import { createProfileFlow } from '../profile/flow.ts'
 import { createLastKnown } from '../profile/last-known/last-known.ts'
+import { ref } from '../plugins/app/shared-schemas.ts'
+import { routeSerializer } from '../serializer.ts'
 import { profileRouteSchema } from './profile-schema.ts'
+
+const JSON_TYPE = 'application/json; charset=utf-8'
 
 /** The front schemas this route answers with, registered as shared schemas. */
 export const profileSchemas: TSchema[] = [Profile]
@@ -27,21 +31,28 @@ const profile: FastifyPluginAsyncTypebox<ProfileRouteOptions> = async (fastify, 
     ...(fastify.metrics === null ? {} : { observer: fastify.metrics.lastKnown }),
     ...(now === undefined ? {} : { now })
   })
-  const profileOf = createProfileFlow({ upstream: fastify.upstream, budgetMs: config.PROFILE_TIMEOUT_MS, lastKnown })
+  const profileOf = createProfileFlow({
+    upstream: fastify.upstream,
+    budgetMs: config.PROFILE_TIMEOUT_MS,
+    lastKnown,
+    serialize: routeSerializer(ref(Profile), fastify.getSchemas())
+  })
 
   fastify.get('/api/users/profile', {
     onRequest: fastify.authenticate,
     config: profileRateLimit(config),
     schema: profileRouteSchema(config)
   }, async function getProfile (request, reply) {
-    const { profile, degraded, stale, age } = await profileOf(callerOf(request),
+    const { body, degraded, stale, age } = await profileOf(callerOf(request),
       { id: request.id, headers: request.headers, log: request.log, res: reply.raw })
     if (degraded !== undefined) reply.header('x-degraded', degraded)
     if (stale !== undefined) reply.header('x-stale', stale)
     if (age !== undefined) reply.header('age', age)
     // Personal data: no shared cache may keep it.
     reply.header('cache-control', 'private, no-store')
-    return profile
+    // Serialized by the flow with this route's schema, once for every request sharing the load: the
+    // type provider types the payload as the object the bytes encode.
+    return reply.type(JSON_TYPE).send(body as never)
   })
 }
 

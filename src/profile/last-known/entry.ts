@@ -1,5 +1,6 @@
-// A client's last good profile, per section, each with the time it was fetched. Kept as serialized bytes
-// (JSON), never as object graphs: the memory store's bound counts bytes, and Redis stores bytes anyway.
+// A client's last good profile, per section, each with the time it was fetched. Kept as bytes, never as
+// object graphs: the memory store's bound counts bytes, and Redis stores bytes anyway. The bytes are a line of
+// section times, then the profile exactly as it was answered: it is serialized once, for the answer and the copy.
 import type { Contractor, DiscountData } from '../../../schemas/dealer.ts'
 import type { Profile, StaleSection } from '../../../schemas/profile.ts'
 
@@ -15,26 +16,59 @@ export interface LastKnownEntry {
   contractor?: SectionCopy<Contractor | null>
 }
 
-export function encodeEntry (entry: LastKnownEntry): Buffer {
-  return Buffer.from(JSON.stringify(entry), 'utf8')
+/** When each section kept in a copy was fetched (epoch milliseconds); a section absent is not kept. */
+export type SectionTimes = Partial<Record<StaleSection, number>>
+
+const NEWLINE = 0x0a
+
+/**
+ * The copy of an answered profile: `body` is its serialized JSON (which never holds a raw newline), and
+ * `times` names the sections it keeps; every kept section's value is the one the answer carried.
+ */
+export function encodeEntry (times: SectionTimes, body: Buffer): Buffer {
+  return Buffer.concat([Buffer.from(JSON.stringify(times) + '\n'), body])
 }
 
 /** The entry, or undefined when the bytes are not one (a copy of an older layout is a miss). */
 export function decodeEntry (bytes: Buffer): LastKnownEntry | undefined {
-  let value: unknown
+  const end = bytes.indexOf(NEWLINE)
+  if (end === -1) return undefined
+  let times: unknown, profile: unknown
   try {
-    value = JSON.parse(bytes.toString('utf8'))
+    times = JSON.parse(bytes.toString('utf8', 0, end))
+    profile = JSON.parse(bytes.toString('utf8', end + 1))
   } catch {
     return undefined
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined
-  const entry = value as Record<string, unknown>
-  for (const section of ['passport', 'discount', 'contractor'] as const) {
-    const copy = entry[section]
-    if (copy === undefined) continue
-    if (typeof copy !== 'object' || copy === null || typeof (copy as { at?: unknown }).at !== 'number' || !('value' in copy)) return undefined
+  if (!isObject(times) || !isObject(profile)) return undefined
+  const entry: LastKnownEntry = {}
+  const { passport, discount, contractor } = times
+  if (passport !== undefined) {
+    if (typeof passport !== 'number' || typeof profile.uid_client !== 'string') return undefined
+    const whole = profile as Profile
+    entry.passport = {
+      at: passport,
+      value: {
+        uid_client: whole.uid_client,
+        client: whole.client,
+        catalog_cars_view: whole.catalog_cars_view,
+        catalog_cars_favourites: whole.catalog_cars_favourites
+      }
+    }
   }
-  return entry as LastKnownEntry
+  if (discount !== undefined) {
+    if (typeof discount !== 'number' || !('discount' in profile)) return undefined
+    entry.discount = { at: discount, value: profile.discount as DiscountData | null }
+  }
+  if (contractor !== undefined) {
+    if (typeof contractor !== 'number' || !('contractor' in profile)) return undefined
+    entry.contractor = { at: contractor, value: profile.contractor as Contractor | null }
+  }
+  return entry
+}
+
+function isObject (value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
 /** The sections of `entry` fetched after `since`, the others dropped. */

@@ -5,13 +5,13 @@ import type { FastifyBaseLogger } from 'fastify'
 import { profileCacheKeys, type Config } from '../../config.ts'
 import type { Caller } from '../../plugins/app/auth.ts'
 import type { SharedRedis } from '../../plugins/app/redis.ts'
-import { decodeEntry, encodeEntry, sectionsSince, type LastKnownEntry } from './entry.ts'
+import { decodeEntry, encodeEntry, sectionsSince, type LastKnownEntry, type SectionTimes } from './entry.ts'
 import { cacheKey, identityName, processKey } from './keys.ts'
 import { memoryStore } from './memory-store.ts'
 import { NO_OBSERVER, type LastKnownObserver } from './observer.ts'
 import { redisStore } from './redis-store.ts'
 
-export type { LastKnownEntry, PassportPart, SectionCopy } from './entry.ts'
+export type { LastKnownEntry, PassportPart, SectionCopy, SectionTimes } from './entry.ts'
 export type { LastKnownObserver } from './observer.ts'
 
 type LastKnownConfig = Pick<Config, 'PROFILE_STALE_IF_ERROR_S' | 'PROFILE_FRESH_S' | 'PROFILE_CACHE_MAX_BYTES' |
@@ -38,8 +38,11 @@ export interface LastKnown {
   servable (entry: LastKnownEntry): LastKnownEntry
   /** Whether every section is younger than PROFILE_FRESH_S. */
   fresh (entry: LastKnownEntry): boolean
-  /** Keeps `entry` as the caller's copy; best-effort, call it once the answer has gone. */
-  write (caller: Caller, entry: LastKnownEntry): void
+  /**
+   * Keeps the answered profile (`body`, its serialized JSON) as the caller's copy of the sections `times`
+   * names; best-effort, call it once the answer has gone.
+   */
+  write (caller: Caller, times: SectionTimes, body: Buffer): void
   /** Deletes the caller's copy (the account is gone, or the passport named someone else). */
   forget (caller: Caller): void
   /** Bytes held in the process. */
@@ -98,7 +101,7 @@ export function createLastKnown (options: LastKnownOptions): LastKnown | null {
       return freshMs > 0 && passport !== undefined && discount !== undefined && contractor !== undefined &&
         passport.at > since && discount.at > since && contractor.at > since
     },
-    write (caller, entry) { store.write(names(caller)[0]!, encodeEntry(entry)) },
+    write (caller, times, body) { store.write(names(caller)[0]!, encodeEntry(times, body)) },
     forget (caller) { store.delete(names(caller)) },
     get size () { return store.size }
   }
