@@ -2,6 +2,7 @@
 // names, and the in-process store's byte bound with least-recently-used eviction.
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
+import { decodeEntry, encodeEntry } from '../../src/profile/last-known/entry.ts'
 import { cacheKey, identityName, open, seal } from '../../src/profile/last-known/keys.ts'
 import { memoryStore } from '../../src/profile/last-known/memory-store.ts'
 import { NO_OBSERVER } from '../../src/profile/last-known/observer.ts'
@@ -39,14 +40,37 @@ t.test('the memory store stays within its bytes, the least recently used out fir
   let evicted = 0
   const store = memoryStore(1000, { ...NO_OBSERVER, evicted: () => { evicted++ } })
   const bytes = Buffer.alloc(200, 'x')
-  for (const name of ['a', 'b', 'c', 'd']) store.write(name, bytes)
+  for (const name of ['a', 'b', 'c', 'd']) store.write(name, [bytes])
   t.strictSame(await store.read(['a'], 0), bytes, 'a read makes `a` the most recently used')
-  store.write('e', bytes)
-  store.write('f', bytes)
+  store.write('e', [bytes])
+  store.write('f', [bytes])
   t.ok(store.size <= 1000, `within the bound (${store.size} bytes)`)
   t.equal(evicted, 2)
   t.equal(await store.read(['b'], 0), undefined, 'the least recently used went first')
   t.strictSame(await store.read(['a'], 0), bytes, 'the recently read one stayed')
   store.delete(['a'])
   t.equal(await store.read(['a'], 0), undefined, 'deleted')
+})
+
+t.test('the memory store answers the bytes last written, whether a chunk changed or not', async t => {
+  const store = memoryStore(1000, NO_OBSERVER)
+  const body = Buffer.from('{"same":"profile"}')
+  store.write('a', [Buffer.from('1\n'), body])
+  store.write('a', [Buffer.from('2\n'), Buffer.from(body)])
+  t.equal((await store.read(['a'], 0))?.toString(), '2\n{"same":"profile"}', 'new times, the same profile')
+  store.write('a', [Buffer.from('3\n'), Buffer.from('{"other":"profile"}')])
+  t.equal((await store.read(['a'], 0))?.toString(), '3\n{"other":"profile"}', 'a changed profile replaces the held one')
+})
+
+t.test('a copy of an older layout, or bytes that are not one, is a miss', async t => {
+  t.equal(decodeEntry(Buffer.from('{"passport":{"at":1,"value":{}}}')), undefined, 'the one-object layout of before')
+  t.equal(decodeEntry(Buffer.from('{"passport":1}\nnot json')), undefined, 'a broken profile')
+  t.equal(decodeEntry(Buffer.from('{"passport":"1"}\n{"uid_client":"A"}')), undefined, 'a time that is not a number')
+  t.equal(decodeEntry(Buffer.from('{"discount":1}\n{"uid_client":"A"}')), undefined, 'a section the profile lacks')
+  const entry = decodeEntry(Buffer.concat(encodeEntry({ passport: 5, contractor: 6 },
+    Buffer.from(JSON.stringify({ uid_client: 'A', client: {}, catalog_cars_view: [], catalog_cars_favourites: [], discount: null, contractor: null })))))
+  t.strictSame(entry, {
+    passport: { at: 5, value: { uid_client: 'A', client: {}, catalog_cars_view: [], catalog_cars_favourites: [] } },
+    contractor: { at: 6, value: null }
+  }, 'a section not kept is not read back, though the profile has it')
 })

@@ -22,11 +22,12 @@ export type SectionTimes = Partial<Record<StaleSection, number>>
 const NEWLINE = 0x0a
 
 /**
- * The copy of an answered profile: `body` is its serialized JSON (which never holds a raw newline), and
- * `times` names the sections it keeps; every kept section's value is the one the answer carried.
+ * The copy of an answered profile in two chunks, as the times change on every write and the profile seldom.
+ * `body` is the serialized JSON (never a raw newline in it); `times` names the sections kept, each with the
+ * value the answer carried.
  */
-export function encodeEntry (times: SectionTimes, body: Buffer): Buffer {
-  return Buffer.concat([Buffer.from(JSON.stringify(times) + '\n'), body])
+export function encodeEntry (times: SectionTimes, body: Buffer): Buffer[] {
+  return [Buffer.from(JSON.stringify(times) + '\n'), body]
 }
 
 /** The entry, or undefined when the bytes are not one (a copy of an older layout is a miss). */

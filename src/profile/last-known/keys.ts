@@ -43,7 +43,7 @@ export function identityName (key: CacheKey, caller: Caller): string {
 }
 
 /** version | key id | IV | ciphertext | tag; the name is authenticated too, so a value moved to another name fails. */
-export function seal (key: CacheKey, name: string, plain: Buffer): Buffer {
+export function seal (key: CacheKey, name: string, plain: Buffer | readonly Buffer[]): Buffer {
   const iv = randomBytes(IV_BYTES)
   const cipher = createCipheriv('aes-256-gcm', key.encryption, iv)
   cipher.setAAD(Buffer.from(name))
@@ -51,7 +51,10 @@ export function seal (key: CacheKey, name: string, plain: Buffer): Buffer {
   header[0] = VERSION
   key.id.copy(header, 1)
   iv.copy(header, 1 + ID_BYTES)
-  return Buffer.concat([header, cipher.update(plain), cipher.final(), cipher.getAuthTag()])
+  const parts = [header]
+  for (const chunk of Buffer.isBuffer(plain) ? [plain] : plain) parts.push(cipher.update(chunk))
+  parts.push(cipher.final(), cipher.getAuthTag())
+  return Buffer.concat(parts)
 }
 
 /** The plain bytes, or undefined when no key opens them (unknown key, tampered, another name). */

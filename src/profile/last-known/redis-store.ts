@@ -48,9 +48,9 @@ export function redisStore ({ redis, keys, ttlSeconds, observer, log }: RedisSto
   return {
     kind: 'redis',
     read,
-    write (name, plain) {
+    write (name, chunks) {
       if (!redis.usable()) return
-      client.set(name, seal(keys[0]!, name, plain), 'EX', ttlSeconds)
+      client.set(name, seal(keys[0]!, name, chunks), 'EX', ttlSeconds)
         .then(() => { observer.written() }, (error: unknown) => { failed('write', error) })
     },
     delete (names) {

@@ -7,8 +7,8 @@ export interface CopyStore {
    * failure or after `timeoutMs`: a read never fails a request.
    */
   read (names: readonly string[], timeoutMs: number): Promise<Buffer | undefined>
-  /** Best-effort, never awaited: the answer has already gone. */
-  write (name: string, plain: Buffer): void
+  /** Best-effort, never awaited: the answer has already gone. The copy is the chunks' concatenation. */
+  write (name: string, chunks: readonly Buffer[]): void
   delete (names: readonly string[]): void
   /** Bytes held in the process (memory), 0 for Redis. */
   readonly size: number
