@@ -7,7 +7,7 @@ import { IVANOV } from '../../schemas/fixtures.ts'
 import { maxAgeSeconds } from '../../src/auth/key-set.ts'
 import { buildTestApp } from '../helpers/build-app.ts'
 import { eventually, setKeyPair, startKeySetServer, type KeySetServer } from '../helpers/key-set-server.ts'
-import { bearer, claimsFor, hs256, unsigned, withKid } from '../helpers/tokens.ts'
+import { bearer, claimsFor, hs256, inSeconds, unsigned, withKid } from '../helpers/tokens.ts'
 
 const METRICS_KEY = 'metrics-key-for-key-set-tests'
 const RSA = setKeyPair('rsa', 'rsa-2025')
@@ -51,6 +51,20 @@ t.test('a token of a published RSA key is served, RS256 and PS256; the caller is
   t.equal(res.statusCode, 200)
   t.same(res.json(), { vendor: IVANOV.vendor, login: IVANOV.login, uid_client: IVANOV.uid_client.toUpperCase() })
   t.equal(await status(withKid('PS256', RSA.kid, RSA.privateKey)), 200, 'PS256 with the same RSA key')
+})
+
+t.test('a key-set token is served for AUTH_JWT_MAX_AGE_S seconds from its iat, then refused as expired', async t => {
+  const provider = await startKeySetServer(t)
+  provider.publish([RSA.jwk])
+  const { app, status } = await serviceOn(t, provider, { env: { AUTH_JWT_MAX_AGE_S: '3600' } })
+  const issued = (ago: number) => withKid('RS256', RSA.kid, RSA.privateKey,
+    claimsFor(IVANOV, { iat: inSeconds(-ago), exp: inSeconds(10 * 365 * 86_400) }))
+  // Read as milliseconds, the maximum age was 3.6 s: every user was signed out minutes after logging in.
+  t.equal(await status(issued(120)), 200, 'issued two minutes ago')
+  t.equal(await status(issued(1800)), 200, 'issued half an hour ago')
+  const old = await app.inject({ url: '/test/caller', headers: bearer(issued(7200)) })
+  t.equal(old.statusCode, 401, 'issued two hours ago: past the maximum age')
+  t.equal(old.json().message, 'The bearer token has expired')
 })
 
 t.test('an EC key added later is served without a restart; a removed key is refused after a refresh', async t => {

@@ -154,7 +154,10 @@ async function tokenVerifier (fastify: FastifyInstance, config: Config): Promise
     url: config.AUTH_JWKS_URL,
     refreshSeconds: config.AUTH_JWKS_REFRESH_S,
     log: fastify.log.child({ component: 'jwks' }),
-    verifierFor: (pem, algorithms) => createVerifier({ key: pem, ...verifyOptions(config, algorithms) })
+    // fast-jwt counts maxAge in milliseconds; @fastify/jwt (the fixed-key path) converts the seconds itself.
+    verifierFor: (pem, algorithms) => createVerifier({
+      key: pem, ...verifyOptions(config, algorithms), maxAge: config.AUTH_JWT_MAX_AGE_S * 1000
+    })
   })
   fastify.decorate('keySet', keySet)
   // Loading starts with the app, not with the first request, and never holds start-up: readiness waits.
