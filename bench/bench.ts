@@ -106,6 +106,7 @@ const FLAG_SETS: string[][] = [
   ['--max-semi-space-size=2', '--max-old-space-size=256', ...NEW_FLAGS],
   ['--max-semi-space-size=4', '--max-old-space-size=256', ...NEW_FLAGS],
   ['--max-semi-space-size=8', '--max-old-space-size=256', ...NEW_FLAGS],
+  ['--max-semi-space-size=16', '--max-old-space-size=256', ...NEW_FLAGS],
   ['--max-semi-space-size=4', '--max-old-space-size=128', ...NEW_FLAGS]
 ]
 
