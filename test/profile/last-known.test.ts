@@ -52,6 +52,17 @@ t.test('the memory store stays within its bytes, the least recently used out fir
   t.equal(await store.read(['a'], 0), undefined, 'deleted')
 })
 
+t.test('the memory store keeps an idle client\'s copy however much others write, while it has room', async t => {
+  let evicted = 0
+  // Others write 650 KB of copies, six and a half times the bound, but hold a twentieth of it at any time.
+  const store = memoryStore(100_000, { ...NO_OBSERVER, evicted: () => { evicted++ } })
+  store.write('idle', [Buffer.from('1\n'), Buffer.alloc(300, 'i')])
+  for (let i = 0; i < 6000; i++) store.write(`busy-${i % 20}`, [Buffer.from(`${i}\n`), Buffer.alloc(100 + (i % 7), 'b')])
+  t.strictSame(await store.read(['idle'], 0), Buffer.concat([Buffer.from('1\n'), Buffer.alloc(300, 'i')]))
+  t.equal(evicted, 0, 'nothing pushed out: the held copies are far below the bound')
+  t.ok(store.size < 5000, `the bytes held are the newest copies only (${store.size})`)
+})
+
 t.test('the memory store answers the bytes last written, whether a chunk changed or not', async t => {
   const store = memoryStore(1000, NO_OBSERVER)
   const body = Buffer.from('{"same":"profile"}')
