@@ -111,10 +111,9 @@ export async function loadProfile (ctx: LoadContext, caller: Caller, headers: Tr
     }
     if (sections.degraded.indexOf('discount') === -1) keep.discount ??= now
     if (sections.degraded.indexOf('contractor') === -1) keep.contractor ??= now
-    const result = loaded(assemble(part, sections, stale), stale.length === 0 ? 'fresh' : 'stale')
-    if (stale.length > 0) result.age = ageOf(now, oldest)
-    result.keep = keep
-    return result
+    return stale.length === 0
+      ? loaded(assemble(part, sections, stale), 'fresh', undefined, keep)
+      : loaded(assemble(part, sections, stale), 'stale', ageOf(now, oldest), keep)
   } finally {
     clearTimeout(timer)
   }
@@ -125,15 +124,15 @@ function fill (sections: DealerSections, section: DegradedSection, value: unknow
   else sections.contractor = value as DealerSections['contractor']
 }
 
-function loaded (profile: Profile, freshness: Freshness): LoadedProfile {
+function loaded (profile: Profile, freshness: Freshness, age?: number, keep?: SectionTimes): LoadedProfile {
   const { degraded, stale } = profile
   return {
     profile,
     degraded: degraded.length > 0 ? degraded.join(',') : undefined,
     stale: stale.length > 0 ? stale.join(',') : undefined,
-    age: undefined,
+    age,
     freshness,
-    keep: undefined
+    keep
   }
 }
 
@@ -156,11 +155,10 @@ function fromCopy (lastKnown: LastKnown, copy: LastKnownEntry, reason: string): 
   }
   for (const section of stale) lastKnown.observer.served(section, reason)
   // Within PROFILE_FRESH_S the copy is the answer, not a stand-in: nothing is named stale, Age still says how old.
-  const result = reason === 'fresh_window'
-    ? loaded(assemble(part, sections, []), 'cached')
-    : loaded(assemble(part, sections, stale), 'stale')
-  result.age = ageOf(lastKnown.now(), oldestOf(copy, stale))
-  return result
+  const age = ageOf(lastKnown.now(), oldestOf(copy, stale))
+  return reason === 'fresh_window'
+    ? loaded(assemble(part, sections, []), 'cached', age)
+    : loaded(assemble(part, sections, stale), 'stale', age)
 }
 
 /** Discount and contractor in parallel; a failure of either is a degraded section, never an error. */

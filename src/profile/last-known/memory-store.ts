@@ -4,10 +4,8 @@ import { LRUCache } from 'lru-cache'
 import type { LastKnownObserver } from './observer.ts'
 import type { CopyStore } from './store.ts'
 
-/** Whether `held` is the concatenation of `chunks` but for the first chunk (the section times). */
-function sameBeyondFirst (held: Buffer, chunks: readonly Buffer[]): boolean {
-  let length = 0
-  for (const chunk of chunks) length += chunk.length
+/** Whether `held` is the concatenation of `chunks` (`length` bytes) but for the first chunk (the section times). */
+function sameBeyondFirst (held: Buffer, chunks: readonly Buffer[], length: number): boolean {
   if (length !== held.length) return false
   let at = chunks[0]?.length ?? 0
   for (let i = 1; i < chunks.length; i++) {
@@ -37,13 +35,15 @@ export function memoryStore (maxBytes: number, observer: LastKnownObserver): Cop
     },
     write (name, chunks) {
       const held = copies.get(name)
-      if (held !== undefined && sameBeyondFirst(held, chunks)) {
+      let length = 0
+      for (const chunk of chunks) length += chunk.length
+      if (held !== undefined && sameBeyondFirst(held, chunks, length)) {
         // A profile seldom changes between requests: only its times are new, written over the held ones.
         chunks[0]!.copy(held, 0)
       } else {
         // Its own memory of the exact size: a small Buffer is a slice of an 8 KiB pool that a kept copy would
         // pin whole, and the answer's bytes would otherwise be kept (and promoted) with it.
-        const own = Buffer.allocUnsafeSlow(chunks.reduce((sum, chunk) => sum + chunk.length, 0))
+        const own = Buffer.allocUnsafeSlow(length)
         let at = 0
         for (const chunk of chunks) at += chunk.copy(own, at)
         copies.set(name, own)
