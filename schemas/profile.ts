@@ -36,6 +36,18 @@ export const StaleSection = Type.Enum(staleSections, {
   description: 'A profile section answered from the client\'s last good copy: `passport` is the client and its cars.'
 })
 
+/** The documented profile: the OpenAPI example, and what the in-process copies are compressed against. */
+export const profileExample = {
+  uid_client: example.IVANOV.uid_client,
+  client: example.client,
+  catalog_cars_view: example.catalogCarsView.map(decoded),
+  catalog_cars_favourites: example.catalogCarsFavourites.map(decoded),
+  discount: example.discountWithBonuses.data,
+  contractor: example.contractor,
+  degraded: [],
+  stale: []
+}
+
 export const Profile = Type.Object({
   uid_client: Uuid,
   client: Client,
@@ -61,26 +73,8 @@ export const Profile = Type.Object({
   additionalProperties: false,
   description: "The caller's profile: the passport client and its cars, with the dealer's discount and contractor record.",
   examples: [
-    {
-      uid_client: example.IVANOV.uid_client,
-      client: example.client,
-      catalog_cars_view: example.catalogCarsView.map(decoded),
-      catalog_cars_favourites: example.catalogCarsFavourites.map(decoded),
-      discount: example.discountWithBonuses.data,
-      contractor: example.contractor,
-      degraded: [],
-      stale: []
-    },
-    {
-      uid_client: example.IVANOV.uid_client,
-      client: example.client,
-      catalog_cars_view: example.catalogCarsView.map(decoded),
-      catalog_cars_favourites: example.catalogCarsFavourites.map(decoded),
-      discount: example.discountWithBonuses.data,
-      contractor: null,
-      degraded: ['contractor'],
-      stale: ['discount']
-    }
+    profileExample,
+    { ...profileExample, contractor: null, degraded: ['contractor'], stale: ['discount'] }
   ]
 })
 

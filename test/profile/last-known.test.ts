@@ -1,12 +1,13 @@
 // The last-known store's parts: the seal (AES-256-GCM, key ids, rotation, the name bound in), identity
 // names, and the in-process store's byte bound with least-recently-used eviction.
 import t from 'tap'
-import { randomBytes } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import { decodeEntry, encodeEntry } from '../../src/profile/last-known/entry.ts'
 import { cacheKey, identityName, open, seal } from '../../src/profile/last-known/keys.ts'
 import { memoryStore } from '../../src/profile/last-known/memory-store.ts'
 import { NO_OBSERVER } from '../../src/profile/last-known/observer.ts'
 import * as fx from '../../schemas/fixtures.ts'
+import { profileExample } from '../../schemas/profile.ts'
 
 const plain = Buffer.from(JSON.stringify({ login: fx.IVANOV.login }))
 
@@ -39,7 +40,8 @@ t.test('identity names: stable per key and identity, different for any other', a
 t.test('the memory store stays within its bytes, the least recently used out first, each eviction counted', async t => {
   let evicted = 0
   const store = memoryStore(1000, { ...NO_OBSERVER, evicted: () => { evicted++ } })
-  const bytes = Buffer.alloc(200, 'x')
+  // Random bytes: compression cannot shrink them, so five copies do not fit in the bound.
+  const bytes = randomBytes(200)
   for (const name of ['a', 'b', 'c', 'd']) store.write(name, [bytes])
   t.strictSame(await store.read(['a'], 0), bytes, 'a read makes `a` the most recently used')
   store.write('e', [bytes])
@@ -73,6 +75,8 @@ t.test('the memory store answers the bytes last written, whether a chunk changed
   store.write('a', [Buffer.from('9\n'), Buffer.from(body)])
   t.equal(read?.toString(), '2\n{"same":"profile"}', 'what a read answered is its own: later times do not reach it')
   t.equal((await store.read(['a'], 0))?.toString(), '9\n{"same":"profile"}')
+  store.write('a', [Buffer.from('10\n'), Buffer.from(body)])
+  t.equal((await store.read(['a'], 0))?.toString(), '10\n{"same":"profile"}', 'longer times, the same profile')
   store.write('a', [Buffer.from('3\n'), Buffer.from('{"other":"profile"}')])
   t.equal((await store.read(['a'], 0))?.toString(), '3\n{"other":"profile"}', 'a changed profile replaces the held one')
 })
@@ -88,4 +92,34 @@ t.test('a copy of an older layout, or bytes that are not one, is a miss', async 
     passport: { at: 5, value: { uid_client: 'A', client: {}, catalog_cars_view: [], catalog_cars_favourites: [] } },
     contractor: { at: 6, value: null }
   }, 'a section not kept is not read back, though the profile has it')
+})
+
+t.test('the default memory store keeps 5,000 clients\' copies, compressed, each read back exactly', async t => {
+  let evicted = 0
+  const store = memoryStore(16 * 1024 * 1024, { ...NO_OBSERVER, evicted: () => { evicted++ } })
+  const uuid = /[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}/g
+  // Every id its own, and from none to all of the documented cars: no two copies alike, none the example itself.
+  const copyOf = (i: number) => {
+    const { catalog_cars_view: viewed, catalog_cars_favourites: favourites } = profileExample
+    const profile = {
+      ...profileExample,
+      catalog_cars_view: viewed.slice(0, i % (viewed.length + 1)),
+      catalog_cars_favourites: favourites.slice(0, (i >> 2) % (favourites.length + 1))
+    }
+    const body = JSON.stringify(profile).replace(uuid, () => randomUUID().toUpperCase())
+    return [Buffer.from(`{"passport":${i}}\n`), Buffer.from(body)]
+  }
+  let plain = 0
+  const written = new Map<string, Buffer>()
+  for (let i = 0; i < 5000; i++) {
+    const chunks = copyOf(i)
+    plain += chunks[0]!.length + chunks[1]!.length
+    written.set(`client-${i}`, Buffer.concat(chunks))
+    store.write(`client-${i}`, chunks)
+  }
+  t.equal(evicted, 0, 'no client pushed out')
+  t.ok(store.size < plain / 3, `held ${store.size} bytes for ${plain} of profiles`)
+  let exact = 0
+  for (const [name, bytes] of written) if ((await store.read([name], 0))?.equals(bytes) === true) exact++
+  t.equal(exact, 5000, 'every copy read back byte for byte')
 })
