@@ -41,11 +41,12 @@ export function createProfileFlow (options: {
 
   async function answer (caller: Caller, loading: Promise<LoadedProfile>): Promise<AnsweredProfile> {
     const loaded = await loading
-    const answered = { ...loaded, body: Buffer.from(serialize(loaded.profile)) }
+    const body = Buffer.from(serialize(loaded.profile))
     const keep = loaded.keep
-    // After the answer has gone (the route sends it in the microtasks that follow), once per load.
-    if (keep !== undefined && lastKnown !== null) setImmediate(() => { lastKnown.write(caller, keep, answered.body) })
-    return answered
+    // After the answer has gone (the route sends it in the microtasks that follow), once per load; the closure holds
+    // the bytes only, not the composed profile, which would otherwise outlive the request.
+    if (keep !== undefined && lastKnown !== null) setImmediate(() => { lastKnown.write(caller, keep, body) })
+    return { ...loaded, body }
   }
 
   return function profileOf (caller: Caller, request: ProfileRequest): Promise<AnsweredProfile> {
