@@ -113,10 +113,10 @@ const FLAG_SETS: string[][] = [
 const { values: args } = parseArgs({
   options: {
     rounds: { type: 'string', default: '3' },
-    seconds: { type: 'string', default: '3' },
+    seconds: { type: 'string', default: '2.5' },
     // Seconds per process, discarded. The service's JIT tiers settle later than the floor's smaller code (its CPU
     // per profile still fell by a third from the second to the eighth second); production runs warm.
-    warmup: { type: 'string', default: '5' },
+    warmup: { type: 'string', default: '8' },
     only: { type: 'string' },
     // Comma list of OPTIONS to price, or `none`.
     variants: { type: 'string', default: DEFAULT_OPTIONS },
@@ -164,8 +164,8 @@ const RUN_SECONDS = Number(args.seconds)
 const WARMUP_SECONDS = Number(args.warmup)
 /** A scenario served by an already warm process (b5 and b50 after a) only sizes its runs. */
 const SHARED_WARMUP_SECONDS = Math.min(1, WARMUP_SECONDS)
-/** An option's own process: priced against a, held to no target; a second less keeps a full run under 6 minutes. */
-const OPTION_WARMUP_SECONDS = Math.max(SHARED_WARMUP_SECONDS, WARMUP_SECONDS - 1)
+/** An option's own process, and the sandbox's calibration: priced or informational, held to no target. */
+const OPTION_WARMUP_SECONDS = Math.max(SHARED_WARMUP_SECONDS, Math.min(4, WARMUP_SECONDS))
 const SWEEP = args['flags-sweep']
 const PROFILING = args['cpu-prof'] ? 'cpu' : args['heap-prof'] ? 'heap' : undefined
 
@@ -787,13 +787,19 @@ async function main (): Promise<void> {
     for (const s of selected) {
       const seconds = warmed.has(s.target)
         ? SHARED_WARMUP_SECONDS
-        : s.group === 'option' ? OPTION_WARMUP_SECONDS : WARMUP_SECONDS
+        : s.group === 'option' || s.target === 'sandbox' ? OPTION_WARMUP_SECONDS : WARMUP_SECONDS
       warmed.add(s.target)
-      const run = await measure(wiring, s, 0, { seconds })
+      // A timed part sizes the rest, which is whole requests: a request cut off by a timed run's end makes the service
+      // abort its upstream calls, which closes their sockets and takes its error paths, and the first measured round
+      // paid for both (new connections, code deoptimised on the way out).
+      const timed = Math.min(1, seconds / 2)
+      const sizing = await measure(wiring, s, 0, { seconds: timed })
+      await sleep(200)
+      const perConnection = Math.max(2, Math.ceil(sizing.rps * (seconds - timed) / s.connections))
+      const run = await measure(wiring, s, 0, { amount: perConnection * s.connections })
       lastRps.set(s.id, run.rps)
       process.stdout.write(runLine(run) + '\n')
     }
-    // Requests cut off by the end of a timed warm-up run finish (or abort) before anything is counted.
     await sleep(500)
 
     countWarnings = true
