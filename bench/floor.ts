@@ -9,7 +9,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Agent, request } from 'undici'
-import { operations } from '../src/upstream/operations.ts'
+import { operations } from '../schemas/operations.ts'
 import { serveParent } from './ipc.ts'
 import { startMeters } from './meters.ts'
 

@@ -23,7 +23,7 @@ import { Profile } from '../schemas/profile.ts'
 import { signToken } from '../sandbox/sign.ts'
 import { startFaultUpstream, MiB, type Fault } from '../sandbox/faults.ts'
 import { seededClients, unknownClient } from '../sandbox/seed.ts'
-import { operationNames, type OperationName } from '../src/upstream/operations.ts'
+import { operationNames, type OperationName } from '../schemas/operations.ts'
 import { startEnv, startFlags } from '../scripts/start-command.ts'
 
 const DOCUMENTED = new Set([200, 400, 401, 404, 413, 415, 429, 502, 503, 504])

@@ -4,7 +4,7 @@
 // src/ so bench/soak.ts can use it without depending on test/.
 import { Agent as HttpAgent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { operationNames, operations, type KeyName, type OperationName } from '../src/upstream/operations.ts'
+import { operationNames, operations, type KeyName, type OperationName } from '../schemas/operations.ts'
 import { startSandboxUpstream } from './upstream.ts'
 
 export type Fault =

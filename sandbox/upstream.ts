@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type Serv
 import { createServer as createTlsServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { compileOperationContracts } from '../src/upstream/contract/check.ts'
-import { operationNames, operations, type KeyName, type OperationName, type ParamsOf } from '../src/upstream/operations.ts'
+import { operationNames, operations, type KeyName, type OperationName, type ParamsOf } from '../schemas/operations.ts'
 import { seededClients, unknownAnswers, type SeededClient } from './seed.ts'
 
 export interface SandboxUpstreamOptions {

@@ -2,7 +2,7 @@
 // registry, one variant per operation, so the registry stays the console's allowlist: adding an
 // operation adds a variant, its example and its documentation.
 import { Type, type Static, type TLiteral, type TObject, type TSchema } from 'typebox'
-import { operations, operationNames, type OperationName, type Operations } from '../src/upstream/operations.ts'
+import { operations, operationNames, type OperationName, type Operations } from './operations.ts'
 import * as example from './fixtures.ts'
 
 /** The first documented example of a schema, for the generated request examples. */

@@ -19,7 +19,7 @@ import { consoleRateLimit, limitHeaders, RATE_LIMITED_EXAMPLE } from '../plugins
 import { ref } from '../plugins/app/shared-schemas.ts'
 import type { Exchange } from '../upstream/client.ts'
 import { isUpstreamError } from '../upstream/errors.ts'
-import { operationNames } from '../upstream/operations.ts'
+import { operationNames } from '../../schemas/operations.ts'
 import { pickTracingHeaders } from '../upstream/transport/tracing-headers.ts'
 
 export const consoleSchemas: TSchema[] = [ConsoleRequest, ConsoleAnswer]

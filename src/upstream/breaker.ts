@@ -2,7 +2,7 @@
 // caller its deadline (the one retry is exchange.ts's). cockatiel's SamplingBreaker semantics, with a window that
 // truly slides and no promise of its own (docs/performance.md, register: Circuit breaker).
 import { isUpstreamError, upstreamError, type FailureReason, type UpstreamError } from './errors.ts'
-import { operationNames, type OperationName } from './operations.ts'
+import { operationNames, type OperationName } from '../../schemas/operations.ts'
 
 export type BreakerState = 'closed' | 'open' | 'half_open'
 

@@ -7,7 +7,7 @@ import { MAX_DEPTH, passThroughValues, passThroughWithinDepth, withinDepth } fro
 import { isUpstreamError, upstreamError, type FailureReason } from './errors.ts'
 import { startDeadline, type Deadline } from './transport/deadline.ts'
 import { elapsed, headerValue, postFollowingRedirects, type Hop, type WireAnswer, type WireRequest } from './transport/exchange.ts'
-import { operations, type KeyName, type NotFoundOf, type OperationName, type ParamsOf, type ResponseOf } from './operations.ts'
+import { operations, type KeyName, type NotFoundOf, type OperationName, type ParamsOf, type ResponseOf } from '../../schemas/operations.ts'
 import { createBreakers, DEFAULT_BREAKER_OPTIONS, type BreakerOptions, type BreakerState } from './breaker.ts'
 import { exchangeSpans } from './spans.ts'
 import { onlyTracingHeaders, type TracingHeaders } from './transport/tracing-headers.ts'

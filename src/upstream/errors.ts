@@ -1,7 +1,7 @@
 // Typed upstream failures. Each keeps the exchange as far as it got (for the console, logs and metrics)
 // and its `cause`, in the manner of fastify-reply-from: 502 bad answer, 503 unreachable, 504 too slow.
 import { UpstreamBadResponseError, UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.ts'
-import type { OperationName } from './operations.ts'
+import type { OperationName } from '../../schemas/operations.ts'
 import type { ContractError } from './contract/check.ts'
 
 /** Why an exchange failed; a metric label and a log field, never shown to callers. */

@@ -19,7 +19,7 @@ import type { Dispatcher } from 'undici'
 import type { IncomingHttpHeaders } from 'node:http'
 import { ATTR } from '../tracing/tracer.ts'
 import { isUpstreamError } from './errors.ts'
-import type { OperationName } from './operations.ts'
+import type { OperationName } from '../../schemas/operations.ts'
 import type { BreakerState } from './breaker.ts'
 
 /** What the exchange span learns of a call that got its answer (client.ts Exchange). */

@@ -11,7 +11,7 @@ import { consoleSchemas } from '../../src/routes/console.ts'
 import { healthSchemas } from '../../src/routes/health.ts'
 import { profileSchemas } from '../../src/routes/profile.ts'
 import { collectShared } from '../../src/plugins/app/shared-schemas.ts'
-import { operationNames } from '../../src/upstream/operations.ts'
+import { operationNames } from '../../schemas/operations.ts'
 import { generateOpenapi, OPENAPI_FILE } from '../../scripts/openapi.ts'
 import { buildTestApp } from '../helpers/build-app.ts'
 

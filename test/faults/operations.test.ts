@@ -6,7 +6,7 @@ import t, { type Test } from 'tap'
 import { petrova } from '../../sandbox/seed.ts'
 import type { ConsoleAnswer } from '../../schemas/console.ts'
 import type { Profile } from '../../schemas/profile.ts'
-import type { OperationName } from '../../src/upstream/operations.ts'
+import type { OperationName } from '../../schemas/operations.ts'
 import {
   consoleCall, faultService, faultUpstream, MiB, profileOf, readAnswer, until,
   type Fault, type FaultUpstream

@@ -43,6 +43,13 @@ t.test('production code may not import the sandbox', async t => {
   t.ok(rules.includes('import-x/no-restricted-paths'))
 })
 
+t.test('the schemas may not import src/: they are the source of truth src/ builds on', async t => {
+  const rules = await lint(t, 'schemas/zz-lint-src', {
+    'x.ts': "import { operations } from '../../src/upstream/client.ts'\nexport const o = operations\n"
+  })
+  t.ok(rules.includes('import-x/no-restricted-paths'))
+})
+
 t.test('the tree as it is passes the layer rules', async t => {
   const eslint = new ESLint({ cwd: ROOT })
   const results = await eslint.lintFiles(['src', 'schemas', 'bench'])

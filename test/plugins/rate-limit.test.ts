@@ -3,7 +3,7 @@
 // as 429 RATE_LIMITED in the error body with Retry-After.
 import t, { type Test } from 'tap'
 import * as fx from '../../schemas/fixtures.ts'
-import { operations } from '../../src/upstream/operations.ts'
+import { operations } from '../../schemas/operations.ts'
 import { buildTestApp, configProblems, CONSOLE_KEY, testConfig, type TestApp } from '../helpers/build-app.ts'
 import { bearer, claimsFor, hs256, inSeconds } from '../helpers/tokens.ts'
 

@@ -9,7 +9,7 @@ import { ErrorBody } from '../../schemas/errors.ts'
 import { Profile } from '../../schemas/profile.ts'
 import { ConsoleAnswer } from '../../schemas/console.ts'
 import { seededClients, unknownAnswers } from '../../sandbox/seed.ts'
-import { operations } from '../../src/upstream/operations.ts'
+import { operations } from '../../schemas/operations.ts'
 import { buildTestApp, CONSOLE_KEY, DEALER_KEY, JWT_SECRET, PASSPORT_KEY, type TestApp } from '../helpers/build-app.ts'
 
 export const SECRETS = { PASSPORT_KEY, DEALER_KEY, CONSOLE_KEY, JWT_SECRET }

@@ -6,7 +6,7 @@ import fc from 'fast-check'
 import t from 'tap'
 import { seededClients } from '../../sandbox/seed.ts'
 import { CONSOLE_BODY_LIMIT } from '../../src/routes/console.ts'
-import { operationNames } from '../../src/upstream/operations.ts'
+import { operationNames } from '../../schemas/operations.ts'
 import { CONSOLE_KEY } from '../helpers/build-app.ts'
 import { assertWellFormed, fieldValue, holds, propertyApp, stillServing } from './answers.ts'
 

@@ -3,7 +3,7 @@
 // dealer, data for the console, never a 500; and the process keeps answering its liveness probe.
 import t from 'tap'
 import * as fx from '../../schemas/fixtures.ts'
-import { operations, type OperationName } from '../../src/upstream/operations.ts'
+import { operations, type OperationName } from '../../schemas/operations.ts'
 import { buildTestApp, CONSOLE_KEY, type TestApp } from '../helpers/build-app.ts'
 import { randomUUID } from 'node:crypto'
 import { bearer, claimsFor, hs256 } from '../helpers/tokens.ts'

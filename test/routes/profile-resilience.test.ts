@@ -6,7 +6,7 @@ import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promi
 import t, { type Test } from 'tap'
 import * as fx from '../../schemas/fixtures.ts'
 import { buildApp, type App } from '../../src/app.ts'
-import { operations, type OperationName } from '../../src/upstream/operations.ts'
+import { operations, type OperationName } from '../../schemas/operations.ts'
 import { buildTestApp, CONSOLE_KEY, testConfig, type TestApp } from '../helpers/build-app.ts'
 import { bearer, claimsFor, hs256 } from '../helpers/tokens.ts'
 import { listenLocally } from '../helpers/local-server.ts'

@@ -3,7 +3,7 @@
 import t, { type Test } from 'tap'
 import type { MockAgent } from 'undici'
 import * as fx from '../../schemas/fixtures.ts'
-import { operations, type OperationName } from '../../src/upstream/operations.ts'
+import { operations, type OperationName } from '../../schemas/operations.ts'
 import { buildTestApp, DEALER_KEY, PASSPORT_KEY, type TestApp } from '../helpers/build-app.ts'
 import { bearer, claimsFor, hs256 } from '../helpers/tokens.ts'
 

@@ -3,7 +3,7 @@
 import t from 'tap'
 import { BreadcrumbData } from '../../schemas/passport.ts'
 import { compileContract } from '../../src/upstream/contract/check.ts'
-import { operations } from '../../src/upstream/operations.ts'
+import { operations } from '../../schemas/operations.ts'
 import { ivanov, petrova, seededClients, unknownAnswers, unknownClient } from '../../sandbox/seed.ts'
 
 const passport = compileContract(operations['passport.get_client'].response)

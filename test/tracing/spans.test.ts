@@ -9,7 +9,7 @@ import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@o
 import { Writable } from 'node:stream'
 import * as fx from '../../schemas/fixtures.ts'
 import { registerTracing } from '../../src/tracing/sdk.ts'
-import { operations, type OperationName } from '../../src/upstream/operations.ts'
+import { operations, type OperationName } from '../../schemas/operations.ts'
 import { buildTestApp, CONSOLE_KEY, DEALER_KEY, JWT_SECRET, PASSPORT_KEY, type TestApp } from '../helpers/build-app.ts'
 import { bearer, hs256 } from '../helpers/tokens.ts'
 

@@ -4,7 +4,7 @@
 import t from 'tap'
 import { inspect } from 'node:util'
 import * as fx from '../../schemas/fixtures.ts'
-import type { OperationName } from '../../src/upstream/operations.ts'
+import type { OperationName } from '../../schemas/operations.ts'
 import { isUpstreamError, type FailureReason, type UpstreamError } from '../../src/upstream/errors.ts'
 import { pickTracingHeaders, type TracingHeaders } from '../../src/upstream/transport/tracing-headers.ts'
 import type { UpstreamClient } from '../../src/upstream/client.ts'

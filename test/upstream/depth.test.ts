@@ -3,7 +3,7 @@
 import t from 'tap'
 import { Type } from 'typebox'
 import { MAX_DEPTH, passThroughPaths, passThroughWithinDepth, withinDepth } from '../../src/upstream/contract/depth.ts'
-import { operations } from '../../src/upstream/operations.ts'
+import { operations } from '../../schemas/operations.ts'
 
 const nest = (levels: number): unknown => {
   let value: unknown = 1

@@ -11,7 +11,7 @@ import { UnauthorizedError } from '../../errors.ts'
 import { consoleKeyCheck } from '../../auth/key-check.ts'
 import type { BreakerState, ExchangeEvent, UpstreamObserver } from '../../upstream/client.ts'
 import { passThroughPaths, passThroughValues, type SchemaPath } from '../../upstream/contract/depth.ts'
-import { operationNames, operations, type OperationName } from '../../upstream/operations.ts'
+import { operationNames, operations, type OperationName } from '../../../schemas/operations.ts'
 import type { SharedRedis } from './redis.ts'
 import type { LastKnownObserver } from '../../profile/last-known/observer.ts'
 

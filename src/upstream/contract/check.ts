@@ -3,7 +3,7 @@ import { Compile, type Validator } from 'typebox/compile'
 import type { TSchema } from 'typebox'
 import { passThroughPaths, type SchemaPath } from './depth.ts'
 import { useFastFormats } from './formats.ts'
-import { operations, operationNames, type OperationName } from '../operations.ts'
+import { operations, operationNames, type OperationName } from '../../../schemas/operations.ts'
 
 export interface ContractError { path: string, message: string }
 

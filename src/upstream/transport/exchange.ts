@@ -25,7 +25,7 @@ export interface WireRequest {
   stopAtRedirect?: boolean
   maxBodyBytes: number
   dispatcher: Dispatcher
-  /** The operation may be sent again after a dropped connection (operations.ts `safeToRepeat`). */
+  /** The operation may be sent again after a dropped connection (schemas/operations.ts `safeToRepeat`). */
   safeToRepeat: boolean
   started: number
 }

@@ -1,8 +1,8 @@
 // The operation registry: one entry per upstream operation. The profile flow, the console allowlist,
 // the sandbox upstream, the docs and the tests all read these entries; adding an operation is one entry.
 import type { Static, TSchema } from 'typebox'
-import { DealerParams, DiscountResult, ContractorResult } from '../../schemas/dealer.ts'
-import { PassportClientFound, PassportClientNotFound, PassportParams } from '../../schemas/passport.ts'
+import { DealerParams, DiscountResult, ContractorResult } from './dealer.ts'
+import { PassportClientFound, PassportClientNotFound, PassportParams } from './passport.ts'
 
 /** Which configured key an operation sends as `x-authorization`. */
 export type KeyName = 'passport' | 'dealer'
