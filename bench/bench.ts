@@ -516,6 +516,11 @@ async function statsOf (w: Wiring, s: ScenarioInfo): Promise<ProcessStats | unde
   return s.target === 'sandbox' ? undefined : await w.processes.get(s.target)!.ask<ProcessStats>('stats')
 }
 
+/** Whole requests for about `seconds` at `rps`, at least `least` a connection: each ends after an answer. */
+function wholeRequests (s: ScenarioInfo, rps: number, seconds: number, least: number): number {
+  return Math.max(least, Math.ceil(rps * seconds / s.connections)) * s.connections
+}
+
 async function measure (
   w: Wiring, s: ScenarioInfo, round: number, size: { amount: number } | { seconds: number }
 ): Promise<Run> {
@@ -796,13 +801,10 @@ async function main (): Promise<void> {
       // paid for both (new connections, code deoptimised on the way out).
       const timed = Math.min(1, seconds / 2)
       const sizing = await measure(wiring, s, 0, { seconds: timed })
-      await sleep(200)
-      const perConnection = Math.max(2, Math.ceil(sizing.rps * (seconds - timed) / s.connections))
-      const run = await measure(wiring, s, 0, { amount: perConnection * s.connections })
+      const run = await measure(wiring, s, 0, { amount: wholeRequests(s, sizing.rps, seconds - timed, 2) })
       lastRps.set(s.id, run.rps)
       process.stdout.write(runLine(run) + '\n')
     }
-    await sleep(500)
 
     countWarnings = true
     for (const child of processes.values()) await child.ask('profileStart')
@@ -815,16 +817,12 @@ async function main (): Promise<void> {
     for (let round = 1; round <= ROUNDS; round++) {
       for (const s of selected) {
         if (round > roundsOf(s)) continue
-        // Whole requests per connection, sized to last about RUN_SECONDS at the latest measured rate.
-        const perConnection = Math.max(5, Math.ceil((lastRps.get(s.id) ?? 100) * RUN_SECONDS / s.connections))
+        const rps = lastRps.get(s.id) ?? 100
         // The pools close connections idle for 10 s and a scenario's rounds are a minute apart: an unmeasured
         // second first, so the handshakes counted are steady traffic's, not the pool's refill. Whole requests, as
         // in a measured run: a request cut off by a timed run's end aborts its upstream calls, and so their sockets.
-        if (s.tls === true) {
-          const burst = Math.max(2, Math.ceil((lastRps.get(s.id) ?? 100) / s.connections))
-          await measure(wiring, s, round, { amount: burst * s.connections })
-        }
-        const run = await measure(wiring, s, round, { amount: perConnection * s.connections })
+        if (s.tls === true) await measure(wiring, s, round, { amount: wholeRequests(s, rps, 1, 2) })
+        const run = await measure(wiring, s, round, { amount: wholeRequests(s, rps, RUN_SECONDS, 5) })
         lastRps.set(s.id, run.rps)
         runs.push(run)
         process.stdout.write(runLine(run) + '\n')

@@ -7,6 +7,7 @@ import { cacheKey, identityName, open, seal } from '../../src/profile/last-known
 import { memoryStore } from '../../src/profile/last-known/memory-store.ts'
 import { NO_OBSERVER } from '../../src/profile/last-known/observer.ts'
 import * as fx from '../../schemas/fixtures.ts'
+import { ConfigSchema } from '../../src/config.ts'
 import { profileExample } from '../../schemas/profile.ts'
 
 const plain = Buffer.from(JSON.stringify({ login: fx.IVANOV.login }))
@@ -96,7 +97,8 @@ t.test('a copy of an older layout, or bytes that are not one, is a miss', async 
 
 t.test('the default memory store keeps 5,000 clients\' copies, compressed, each read back exactly', async t => {
   let evicted = 0
-  const store = memoryStore(16 * 1024 * 1024, { ...NO_OBSERVER, evicted: () => { evicted++ } })
+  const bound = (ConfigSchema.properties.PROFILE_CACHE_MAX_BYTES as { default?: number }).default!
+  const store = memoryStore(bound, { ...NO_OBSERVER, evicted: () => { evicted++ } })
   const uuid = /[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}/g
   // Every id its own, and from none to all of the documented cars: no two copies alike, none the example itself.
   const copyOf = (i: number) => {
