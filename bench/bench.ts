@@ -36,7 +36,7 @@ import { signToken, type PrivateJwk } from '../sandbox/sign.ts'
 import { startEnv, startFlags } from '../scripts/start-command.ts'
 import { benchClient, CLIENT_SETS, clientSet, type ClientSetName } from './clients.ts'
 import { startChild, type Child } from './ipc.ts'
-import type { ProcessStats } from './meters.ts'
+import type { ProcessStats, ThreadCpu } from './meters.ts'
 import type { StoreSettings } from './service.ts'
 import {
   evaluateTargets, floorOf, markdownTable, sideBySideMarkdown, sideBySideText, summarise, targetsTable, textTable,
@@ -127,6 +127,9 @@ const { values: args } = parseArgs({
     // Node/V8 flags for the service process only, e.g. --node-flags=--max-semi-space-size=4 (an experiment:
     // the report records them). Without it, the flags `npm start` gives node (package.json).
     'node-flags': { type: 'string' },
+    // The floors under npm start's memory settings (its node flags and MALLOC_ARENA_MAX) instead of Node's
+    // defaults: an experiment that shows what the service's memory budget costs in CPU, apart from its code.
+    'floor-as-start': { type: 'boolean', default: false },
     out: { type: 'string' }
   }
 })
@@ -303,7 +306,8 @@ function selectScenarios (): ScenarioInfo[] {
 }
 const selected = selectScenarios()
 // A partial or profiled run is not the benchmark: it does not replace the committed report.
-const fullRun = args.only === undefined && PROFILING === undefined && args['node-flags'] === undefined
+const fullRun = args.only === undefined && PROFILING === undefined && args['node-flags'] === undefined &&
+  !args['floor-as-start']
 const reportPath = args.out ??
   (SWEEP ? SWEEP_REPORT_PATH : fullRun && args.variants === DEFAULT_OPTIONS ? REPORT_PATH : undefined)
 
@@ -574,6 +578,9 @@ async function measure (
     upstreamPerRequest: Math.round(perHandled(upstream) * 1000) / 1000,
     redirectsPerRequest: Math.round(perHandled(redirects) * 1000) / 1000,
     cpuUsPerRequest: Math.round(perHandled(cpu)),
+    threadUsPerRequest: p0?.threads == null || p1?.threads == null
+      ? null
+      : threadsPer(p0.threads, p1.threads, perHandled),
     gcShare: cpu === 0 ? 0 : Math.round(gcUs / cpu * 1000) / 1000,
     allocatedKiBPerRequest: Math.round(perHandled(allocated) / 1024 * 10) / 10,
     cpuShare: {
@@ -624,10 +631,23 @@ function otherLoads (consoleKey: string, passportKey: string): Record<string, Lo
   }
 }
 
+/** Each thread group's CPU over a run, per request. */
+function threadsPer (before: ThreadCpu, after: ThreadCpu, per: (n: number) => number): ThreadCpu {
+  const out = { ...after }
+  for (const key of Object.keys(out) as (keyof ThreadCpu)[]) out[key] = Math.round(per(after[key] - before[key]))
+  return out
+}
+
+/** The run's CPU by thread: the main thread's user + system, V8's workers, libuv's pool, the rest. */
+function threadsText (t: ThreadCpu | null): string {
+  return t === null ? '' : `  (main ${t.mainUser}+${t.mainSystem} v8 ${t.v8} uv ${t.libuv} other ${t.other})`
+}
+
 function runLine (r: Run): string {
   return `  ${r.scenario.padEnd(10)} round ${r.round}: ${String(r.rps).padStart(5)} req/s` +
     `  p50 ${r.p50} p99 ${r.p99} ms` +
     `  ${r.cpuUsPerRequest} µs/req  gc ${Math.round(r.gcShare * 100)}%  ${r.allocatedKiBPerRequest} KiB/req` +
+    threadsText(r.threadUsPerRequest) +
     `  upstream/req ${r.upstreamPerRequest}  rss ${r.peakRssMiB} MiB` +
     (r.tlsConnectionsPer1000 === null ? '' : `  TLS conns/1k ${r.tlsConnectionsPer1000}`) +
     `  errors ${r.errors + r.timeouts + r.mismatches} non2xx ${r.non2xx}  (${r.requests} in ${r.seconds} s)`
@@ -716,9 +736,10 @@ async function main (): Promise<void> {
           PASSPORT_API_KEY: keys.passport,
           DEALER_API_KEY: keys.dealer,
           AUTH_JWT_SECRET: jwtSecret,
-          ...overTls(target)
+          ...overTls(target),
+          ...(args['floor-as-start'] ? { MALLOC_ARENA_MAX: START_ENV.MALLOC_ARENA_MAX ?? '' } : {})
         }
-        return { entry: 'floor.ts', env, flags: [] }
+        return { entry: 'floor.ts', env, flags: args['floor-as-start'] ? startFlags() : [] }
       }
       const env = { ...START_ENV, ...serviceEnv, ...overTls(target) }
       const shapes = [SERVICE_AT_200, SERVICE_OTHER, SERVICE_LARGE, SERVICE_MANY, SERVICE_TLS]

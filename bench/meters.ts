@@ -2,6 +2,7 @@
 // served, a fine-grained peak RSS, the garbage collector's pauses and the bytes it allocated; and, on
 // request, V8's CPU profile or heap sampling profile of the measured rounds. Read inside the process it
 // describes, never over the HTTP paths being measured.
+import { readdirSync, readFileSync } from 'node:fs'
 import { writeFile } from 'node:fs/promises'
 import type { Server } from 'node:http'
 import { Session } from 'node:inspector/promises'
@@ -29,6 +30,40 @@ export interface ProcessStats {
    * and after every collection, so this is exact, and independent of load and of other processes.
    */
   allocatedBytes: number
+  /** CPU microseconds by thread since the process started (/proc/self/task; null off Linux). */
+  threads: ThreadCpu | null
+}
+
+/**
+ * Where a process's CPU goes: the main thread (JavaScript, and the system calls it makes), V8's worker threads
+ * (concurrent and parallel garbage collection, background compilation) and libuv's pool (zlib, crypto, fs).
+ */
+export interface ThreadCpu { mainUser: number, mainSystem: number, v8: number, libuv: number, other: number }
+
+// Linux's USER_HZ: /proc reports thread times in these ticks.
+const TICK_US = 10_000
+
+/** Each thread's user and system time from /proc/self/task/<tid>/stat, summed by what the thread is. */
+export function threadCpu (): ThreadCpu | null {
+  let tids: string[]
+  try { tids = readdirSync('/proc/self/task') } catch { return null }
+  const sum: ThreadCpu = { mainUser: 0, mainSystem: 0, v8: 0, libuv: 0, other: 0 }
+  for (const tid of tids) {
+    let stat: string
+    try { stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8') } catch { continue }
+    // The name is in parentheses and may hold spaces: the fields after it are space-separated.
+    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    const user = Number(fields[11]) * TICK_US
+    const system = Number(fields[12]) * TICK_US
+    if (Number(tid) === process.pid) {
+      sum.mainUser += user
+      sum.mainSystem += system
+    } else if (name.startsWith('V8')) sum.v8 += user + system
+    else if (name.startsWith('libuv')) sum.libuv += user + system
+    else sum.other += user + system
+  }
+  return sum
 }
 
 export interface Meters {
@@ -80,7 +115,8 @@ export function startMeters (server: Server): Meters {
         peak,
         maxRss: process.resourceUsage().maxRSS * 1024,
         gc: { ...gc },
-        allocatedBytes: v8.getHeapStatistics().used_heap_size + freed - startedUsed
+        allocatedBytes: v8.getHeapStatistics().used_heap_size + freed - startedUsed,
+        threads: threadCpu()
       }
     },
     resetPeak: () => { peak = process.memoryUsage() },

@@ -2,6 +2,7 @@
 // targets with measured value and verdict, the tables it prints, and bench/report.json (the latest run
 // only: earlier runs are in git history).
 import { writeFile } from 'node:fs/promises'
+import type { ThreadCpu } from './meters.ts'
 
 /** A scenario: `a`, `b50` of the service, `fa`, `fb50` of the floor, `a@metrics` an option, `a@flags3` a flag set. */
 export type ScenarioId = string
@@ -58,6 +59,11 @@ export interface Run {
   redirectsPerRequest: number
   /** CPU (user + system) of the process under load, per request served. */
   cpuUsPerRequest: number
+  /**
+   * The same CPU by thread, per request served: the main thread's user and system time, V8's worker threads
+   * (parallel and concurrent GC, background compilation), libuv's pool and the rest; null off Linux.
+   */
+  threadUsPerRequest: ThreadCpu | null
   /** The collector's main-thread pause time over the run, as a share of the process's CPU time. */
   gcShare: number
   /** KiB allocated on the V8 heap per request served (load-independent). */
@@ -97,6 +103,8 @@ export interface ScenarioSummary extends ScenarioInfo {
   p99: Spread
   cpuUsPerRequest: Spread
   gcShare: Spread
+  /** CPU of V8's worker threads (GC helpers, background compilation) per request; null off Linux. */
+  v8ThreadsUsPerRequest: Spread | null
   allocatedKiBPerRequest: Spread
   upstreamPerRequest: Spread
   redirectsPerRequest: Spread
@@ -171,6 +179,9 @@ export function summarise (infos: ScenarioInfo[], runs: Run[]): ScenarioSummary[
       p99: of(r => r.p99),
       cpuUsPerRequest: of(r => r.cpuUsPerRequest),
       gcShare: of(r => r.gcShare),
+      v8ThreadsUsPerRequest: own.length > 0 && own.every(r => r.threadUsPerRequest != null)
+        ? of(r => r.threadUsPerRequest!.v8)
+        : null,
       allocatedKiBPerRequest: of(r => r.allocatedKiBPerRequest),
       upstreamPerRequest: of(r => r.upstreamPerRequest),
       redirectsPerRequest: of(r => r.redirectsPerRequest),
@@ -420,7 +431,8 @@ export function markdownTable (summaries: ScenarioSummary[]): string {
 export type LifetimeRss = Record<string, number>
 
 const SIDE_HEADER = [
-  'run', 'CPU µs/profile', '× floor', 'req/s', 'p50 ms', 'p99 ms', 'peak RSS MiB', 'GC % of CPU', 'KiB alloc/profile',
+  'run', 'CPU µs/profile', '× floor', 'req/s', 'p50 ms', 'p99 ms', 'peak RSS MiB', 'GC % of CPU',
+  'V8 threads µs/profile', 'KiB alloc/profile',
   'upstream/profile', 'TLS conns/1k', 'err/non2xx'
 ]
 
@@ -434,6 +446,7 @@ function sideRow (name: string, s: ScenarioSummary, floor: ScenarioSummary | und
     withSpread(s.p99),
     fixed(rss[s.target] ?? s.peakRssMiB.max, 1),
     withSpread(percent(s.gcShare)),
+    s.v8ThreadsUsPerRequest === null ? '–' : withSpread(s.v8ThreadsUsPerRequest),
     withSpread(s.allocatedKiBPerRequest, 1),
     withSpread(s.upstreamPerRequest, 2),
     s.tlsConnectionsPer1000 === null ? '–' : withSpread(s.tlsConnectionsPer1000, 2),
@@ -452,6 +465,9 @@ function ratioRow (s: ScenarioSummary, f: ScenarioSummary, rss: LifetimeRss): st
     r(s.p99.median, f.p99.median),
     r(rss[s.target] ?? s.peakRssMiB.max, rss[f.target] ?? f.peakRssMiB.max),
     r(s.gcShare.median, f.gcShare.median),
+    s.v8ThreadsUsPerRequest === null || f.v8ThreadsUsPerRequest === null
+      ? ''
+      : r(s.v8ThreadsUsPerRequest.median, f.v8ThreadsUsPerRequest.median),
     r(s.allocatedKiBPerRequest.median, f.allocatedKiBPerRequest.median),
     '',
     '',
