@@ -3,6 +3,7 @@
 // Serializer projection). The rewrite is for the serializer only: routes, OpenAPI and validators keep the anyOf.
 import { createRequire } from 'node:module'
 import type { FastifyServerOptions } from 'fastify'
+import { jsonBytes } from './json-bytes.ts'
 
 type SchemaNode = Record<string, unknown>
 type SerializerFactory =
@@ -373,10 +374,14 @@ function objectProjection (
 export function projectionSerializer (
   schema: unknown, shared: Record<string, unknown>
 ): ((value: unknown) => string) | undefined {
+  const project = projectionOf(schema, shared)
+  return project === undefined ? undefined : value => JSON.stringify(project(value))
+}
+
+function projectionOf (schema: unknown, shared: Record<string, unknown>): Projection | undefined {
   if (typeof schema !== 'object' || schema === null) return undefined
   try {
-    const project = compileProjection(schema as SchemaNode, shared, new Map())
-    return value => JSON.stringify(project(value))
+    return compileProjection(schema as SchemaNode, shared, new Map())
   } catch (error) {
     if (error instanceof Unsupported) return undefined
     throw error
@@ -384,11 +389,12 @@ export function projectionSerializer (
 }
 
 /**
- * The serializer Fastify builds for a route answering `schema`, for a route that serializes its answer
- * itself (to share the bytes). Throws at start-up when the projection does not support the schema.
+ * The bytes Fastify's serializer would write for a route answering `schema`, for a route that serializes its
+ * answer itself (to share the bytes): projectionSerializer's JSON as UTF-8 (json-bytes.ts). Throws at start-up
+ * when the projection does not support the schema.
  */
-export function routeSerializer<T> (schema: unknown, shared: Record<string, unknown>): (value: T) => string {
-  const serialize = projectionSerializer(schema, shared)
-  if (serialize === undefined) throw new TypeError('routeSerializer() needs a schema the projection supports')
-  return serialize
+export function routeSerializer<T> (schema: unknown, shared: Record<string, unknown>): (value: T) => Buffer {
+  const project = projectionOf(schema, shared)
+  if (project === undefined) throw new TypeError('routeSerializer() needs a schema the projection supports')
+  return value => jsonBytes(project(value))
 }

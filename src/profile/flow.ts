@@ -29,8 +29,8 @@ export function createProfileFlow (options: {
   upstream: UpstreamClient
   budgetMs: number
   lastKnown: LastKnown | null
-  /** The route's serializer of a Profile (the answer's schema). */
-  serialize: (profile: Profile) => string
+  /** The route's serializer of a Profile (the answer's schema), to UTF-8 bytes. */
+  serialize: (profile: Profile) => Buffer
 }) {
   const { upstream, budgetMs, lastKnown, serialize } = options
   const ctx: LoadContext = { upstream, budgetMs, lastKnown, composer: createProfileComposer() }
@@ -41,7 +41,7 @@ export function createProfileFlow (options: {
 
   async function answer (caller: Caller, loading: Promise<LoadedProfile>): Promise<AnsweredProfile> {
     const loaded = await loading
-    const body = Buffer.from(serialize(loaded.profile))
+    const body = serialize(loaded.profile)
     const keep = loaded.keep
     // After the answer has gone (the route sends it in the microtasks that follow), once per load; the closure holds
     // the bytes only, not the composed profile, which would otherwise outlive the request.

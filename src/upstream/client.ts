@@ -5,6 +5,7 @@ import { Agent, type Dispatcher } from 'undici'
 import { compileOperationContracts, type ContractError, type OperationContracts } from './contract/check.ts'
 import { MAX_DEPTH, passThroughValues, passThroughWithinDepth, withinDepth } from './contract/depth.ts'
 import { isUpstreamError, upstreamError, type FailureReason } from './errors.ts'
+import { answerText, parseAnswerJson } from './transport/answer-body.ts'
 import { startDeadline, type Deadline } from './transport/deadline.ts'
 import { elapsed, headerValue, postFollowingRedirects, type Hop, type WireAnswer, type WireRequest } from './transport/exchange.ts'
 import { operations, type KeyName, type NotFoundOf, type OperationName, type ParamsOf, type ResponseOf } from '../../schemas/operations.ts'
@@ -241,21 +242,25 @@ function tooDeep (text: string): Pick<Exchange, 'contract' | 'body' | 'outcome'>
 
 /** Decides what an answer is: the operation's answer, its documented not-found, or a broken contract. */
 function interpret (name: OperationName, answer: WireAnswer, contract: OperationContracts, wholeBodyDepth: boolean): Pick<Exchange, 'contract' | 'body' | 'outcome'> {
-  const { status, text } = answer
+  const { status } = answer
+  let text: string | undefined
+  // Decoded only for what is shown as text: a body that is not JSON, or nests too deep.
+  const textOf = () => (text ??= answerText(answer.body))
   const contentType = headerValue(answer.headers['content-type'])
   const expected = status >= 200 && status < 300
     ? { outcome: 'ok' as const, check: contract.response }
     : status === contract.notFound?.status
       ? { outcome: 'not_found' as const, check: contract.notFound.contract }
       : undefined
-  let body: unknown = text
+  let body: unknown
   let parsed = false
   if (contentType !== undefined && JSON_TYPE.test(contentType)) {
     try {
-      body = JSON.parse(text)
+      body = parseAnswerJson(answer.body)
       parsed = true
     } catch {}
   }
+  if (!parsed) body = textOf()
   const broken = (outcome: Outcome, message: string, errors = [{ path: '/', message }]) =>
     ({ body, outcome, contract: { valid: false, errors } })
   if (expected === undefined) return broken('status', `HTTP ${status} is not an answer of ${name}`)
@@ -265,9 +270,9 @@ function interpret (name: OperationName, answer: WireAnswer, contract: Operation
   if (!parsed) return broken('json', 'the body is not valid JSON')
   // Before anything recurses over it (the console's redaction, serialization). The schema check itself
   // only descends where the schema does; its error walk too.
-  if (wholeBodyDepth && !withinDepth(body, MAX_DEPTH)) return tooDeep(text)
+  if (wholeBodyDepth && !withinDepth(body, MAX_DEPTH)) return tooDeep(textOf())
   if (!expected.check.check(body)) return broken('contract', '', expected.check.errors(body))
-  if (!wholeBodyDepth && !passThroughWithinDepth(body, expected.check.passThrough, MAX_DEPTH)) return tooDeep(text)
+  if (!wholeBodyDepth && !passThroughWithinDepth(body, expected.check.passThrough, MAX_DEPTH)) return tooDeep(textOf())
   return { body, outcome: expected.outcome, contract: VALID }
 }
 

@@ -8,6 +8,7 @@ import { setImmediate as turn } from 'node:timers/promises'
 import fc from 'fast-check'
 import t, { type Test } from 'tap'
 import { Client, request } from 'undici'
+import { answerText } from '../../src/upstream/transport/answer-body.ts'
 import { AnswerReader, dispatchPost } from '../../src/upstream/transport/answer-reader.ts'
 
 type Framing = 'length' | 'chunked' | 'close'
@@ -106,8 +107,8 @@ async function ours (origin: string, path: string): Promise<Outcome> {
   const client = new Client(origin)
   try {
     const reader = new AnswerReader({ maxBodyBytes: 1 << 20, discard: new Set(), discardLimit: 0 })
-    const { status, text } = await dispatchPost(client, new URL(path, origin), HEADERS, BODY, reader)
-    return { status, text }
+    const { status, body } = await dispatchPost(client, new URL(path, origin), HEADERS, BODY, reader)
+    return { status, text: answerText(body) }
   } catch {
     return 'failed'
   } finally {

@@ -3,6 +3,7 @@
 // connection closed, was a body read through), the calls can.
 import t from 'tap'
 import type { Dispatcher } from 'undici'
+import { answerText, parseAnswerJson } from '../../src/upstream/transport/answer-body.ts'
 import { AnswerReader, AnswerTooLarge } from '../../src/upstream/transport/answer-reader.ts'
 
 function controller () {
@@ -20,7 +21,7 @@ const reader = () => new AnswerReader({ maxBodyBytes: 100, discard: new Set([307
 const bytes = (n: number) => Buffer.alloc(n, 'x')
 const rejection = (promise: Promise<unknown>) => promise.then(() => { throw new Error('expected a rejection') }, (reason: unknown) => reason)
 
-t.test('an answer within the cap is read whole, as text', async t => {
+t.test('an answer within the cap is read whole, as its bytes', async t => {
   const r = reader()
   const c = controller()
   r.onRequestStart(c)
@@ -29,7 +30,7 @@ t.test('an answer within the cap is read whole, as text', async t => {
   r.onResponseData(c, Buffer.from('1}'))
   r.onResponseEnd()
 
-  t.strictSame(await r.promise, { status: 200, headers: { 'content-type': 'application/json' }, text: '{"a":1}' })
+  t.strictSame(await r.promise, { status: 200, headers: { 'content-type': 'application/json' }, body: Buffer.from('{"a":1}') })
   t.strictSame(c.aborted, [])
 })
 
@@ -65,7 +66,7 @@ t.test("a redirect's short body is read through and kept on its connection", asy
   r.onResponseData(c, bytes(50))
   r.onResponseEnd()
 
-  t.strictSame(await r.promise, { status: 307, headers: { location: '/x/' }, text: '' }, 'its body is not kept')
+  t.strictSame(await r.promise, { status: 307, headers: { location: '/x/' }, body: Buffer.alloc(0) }, 'its body is not kept')
   t.strictSame(c.aborted, [], 'the connection stays for the next request')
 })
 
@@ -80,7 +81,7 @@ t.test("a redirect's long body is not read through: the answer is kept, its conn
     r.onResponseStart(c, 307, start)
     for (const chunk of data) r.onResponseData(c, chunk)
 
-    t.strictSame(await r.promise, { status: 307, headers: start, text: '' }, how)
+    t.strictSame(await r.promise, { status: 307, headers: start, body: Buffer.alloc(0) }, how)
     t.equal(c.aborted.length, 1, `${how}: the connection is closed`)
   }
 })
@@ -117,12 +118,16 @@ t.test('a transport error rejects with undici\'s error', async t => {
   t.equal(await rejection(r.promise), error)
 })
 
-t.test('a leading byte order mark is not part of the text', async t => {
+t.test('the body is kept as received; a leading byte order mark is not part of its text', async t => {
   const r = reader()
   const c = controller()
   r.onRequestStart(c)
   r.onResponseStart(c, 200, {})
-  r.onResponseData(c, Buffer.from([0xEF, 0xBB, 0xBF, 0x7B, 0x7D]))
+  r.onResponseData(c, Buffer.from([0xEF, 0xBB, 0xBF, 0x7B]))
+  r.onResponseData(c, Buffer.from([0x7D]))
   r.onResponseEnd()
-  t.equal((await r.promise).text, '{}')
+  const { body } = await r.promise
+  t.same([...body], [0xEF, 0xBB, 0xBF, 0x7B, 0x7D])
+  t.equal(answerText(body), '{}')
+  t.same(parseAnswerJson(body), {})
 })

@@ -1,4 +1,4 @@
-// One POST through undici's dispatch API, read by our own handler as status, headers and text under a size cap:
+// One POST through undici's dispatch API, read by our own handler as status, headers and bytes under a size cap:
 // request() costs a stream, a promise and a signal listener per answer (docs/performance.md, register: Answer reader).
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Dispatcher } from 'undici'
@@ -6,8 +6,11 @@ import type { Dispatcher } from 'undici'
 export interface RawAnswer {
   status: number
   headers: IncomingHttpHeaders
-  text: string
+  /** The body as received: answer-body.ts reads it as text or JSON. */
+  body: Buffer
 }
+
+const EMPTY = Buffer.alloc(0)
 
 /** What can end the hop in flight: the exchange's deadline calls it (deadline.ts). */
 export interface Abortable {
@@ -29,8 +32,6 @@ export interface ReadOptions {
   /** At most this much of a discarded body is read; past it the connection is closed instead. */
   discardLimit: number
 }
-
-const BOM = 0xFEFF
 
 /**
  * Settles once: with the answer, or with why there is none. `status` tells whether the headers had
@@ -102,10 +103,8 @@ export class AnswerReader implements Dispatcher.DispatchHandler, Abortable {
     this.#settled = true
     const chunks = this.#chunks
     this.#chunks = []
-    let text = chunks.length === 0 ? '' : chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, this.#size).toString('utf8')
-    // JSON forbids a byte order mark and allows a reader to ignore one (RFC 8259 section 8.1).
-    if (text.charCodeAt(0) === BOM) text = text.slice(1)
-    this.#resolve({ status: this.status, headers: this.headers, text })
+    const body = chunks.length === 0 ? EMPTY : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.#size)
+    this.#resolve({ status: this.status, headers: this.headers, body })
   }
 
   onResponseError (_controller: Dispatcher.DispatchController, error: Error): void {
@@ -128,7 +127,7 @@ export class AnswerReader implements Dispatcher.DispatchHandler, Abortable {
   /** A discarded body too long to read through: the answer is what we have, the connection is closed. */
   #finishDiscarding (controller: Dispatcher.DispatchController): void {
     this.#settled = true
-    this.#resolve({ status: this.status, headers: this.headers, text: '' })
+    this.#resolve({ status: this.status, headers: this.headers, body: EMPTY })
     controller.abort(new Error('a discarded answer body was too long to read through'))
   }
 }

@@ -35,11 +35,13 @@ export interface WireAnswer {
   url: URL
   status: number
   headers: IncomingHttpHeaders
-  text: string
+  /** The body's bytes (answer-body.ts reads them); empty for a redirect handed back. */
+  body: Buffer
   /** The redirects followed on the way. */
   redirects: Hop[]
 }
 
+const NO_BODY = Buffer.alloc(0)
 const REDIRECTS = new Set([307, 308])
 // Every redirect status: followed only when in REDIRECTS, its body never kept.
 const ANY_REDIRECT: ReadonlySet<number> = new Set([300, 301, 302, 303, 305, ...REDIRECTS])
@@ -76,7 +78,7 @@ export async function postFollowingRedirects (req: WireRequest): Promise<WireAns
     record.status = answer.status
     if (ANY_REDIRECT.has(answer.status)) {
       if (req.stopAtRedirect === true) {
-        return { url, status: answer.status, headers: answer.headers, text: '', redirects: record.redirects }
+        return { url, status: answer.status, headers: answer.headers, body: NO_BODY, redirects: record.redirects }
       }
       const location = headerValue(answer.headers.location)
       // 301/302/303 would turn the POST into a GET; the upstream only ever uses 307.
@@ -96,7 +98,7 @@ export async function postFollowingRedirects (req: WireRequest): Promise<WireAns
       url = next
       continue
     }
-    return { url, status: answer.status, headers: answer.headers, text: answer.text, redirects: record.redirects }
+    return { url, status: answer.status, headers: answer.headers, body: answer.body, redirects: record.redirects }
   }
 }
 

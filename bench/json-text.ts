@@ -1,0 +1,50 @@
+// What reading and writing a profile's JSON costs at 3 to 300 viewed cars, the way the service does it against the
+// plain way: a passport answer's bytes to a value (answer-body.ts against JSON.parse of the UTF-8 text) and a
+// profile to bytes (json-bytes.ts against Buffer.from(JSON.stringify())). The fixtures' Cyrillic name makes the
+// plain way's text two bytes a character, and from about 64 Ki characters V8 puts it in the large-object space.
+// Run: node bench/json-text.ts [--ms 400] with npm start's node flags to see what the service pays.
+import { parseArgs } from 'node:util'
+import { jsonBytes } from '../src/json-bytes.ts'
+import { answerText, parseAnswerJson } from '../src/upstream/transport/answer-body.ts'
+import { benchClient } from './clients.ts'
+
+const { values: args } = parseArgs({ options: { ms: { type: 'string', default: '400' } } })
+const MS = Number(args.ms)
+
+/** Microseconds per call of `work`, over about MS milliseconds after a quarter as long of warm-up. */
+function timed (work: () => unknown): number {
+  const run = (ms: number) => {
+    let calls = 0
+    const started = performance.now()
+    while (performance.now() - started < ms) { work(); calls++ }
+    return (performance.now() - started) * 1000 / calls
+  }
+  run(MS / 4)
+  return run(MS)
+}
+
+const rows: string[][] = [['viewed cars', 'answer KB', 'parse: plain µs', 'parse: ours µs', 'profile KB',
+  'write: plain µs', 'write: ours µs']]
+for (const cars of [3, 30, 100, 200, 300]) {
+  const client = benchClient(0)
+  const viewed = client.passport.catalog_cars_view
+  client.passport.catalog_cars_view = Array.from({ length: cars },
+    (_, i) => ({ ...viewed[i % viewed.length]!, id_user_breadcrumbs: i }))
+  const answer = Buffer.from(JSON.stringify(client.passport))
+  // The profile's shape as far as the writer cares: the passport's fields with each `data` decoded.
+  const profile = {
+    ...client.passport,
+    catalog_cars_view: client.passport.catalog_cars_view
+      .map(crumb => ({ ...crumb, data: JSON.parse(crumb.data) as unknown })),
+    discount: client.discount,
+    contractor: client.contractor,
+    degraded: [],
+    stale: []
+  }
+  if (!jsonBytes(profile).equals(Buffer.from(JSON.stringify(profile)))) throw new Error('jsonBytes wrote other bytes')
+  rows.push([String(cars), (answer.length / 1000).toFixed(1),
+    timed(() => JSON.parse(answerText(answer))).toFixed(1), timed(() => parseAnswerJson(answer)).toFixed(1),
+    (jsonBytes(profile).length / 1000).toFixed(1),
+    timed(() => Buffer.from(JSON.stringify(profile))).toFixed(1), timed(() => jsonBytes(profile)).toFixed(1)])
+}
+process.stdout.write(rows.map(row => `| ${row.join(' | ')} |`).join('\n') + '\n')
