@@ -243,9 +243,6 @@ function tooDeep (text: string): Pick<Exchange, 'contract' | 'body' | 'outcome'>
 /** Decides what an answer is: the operation's answer, its documented not-found, or a broken contract. */
 function interpret (name: OperationName, answer: WireAnswer, contract: OperationContracts, wholeBodyDepth: boolean): Pick<Exchange, 'contract' | 'body' | 'outcome'> {
   const { status } = answer
-  let text: string | undefined
-  // Decoded only for what is shown as text: a body that is not JSON, or nests too deep.
-  const textOf = () => (text ??= answerText(answer.body))
   const contentType = headerValue(answer.headers['content-type'])
   const expected = status >= 200 && status < 300
     ? { outcome: 'ok' as const, check: contract.response }
@@ -260,7 +257,8 @@ function interpret (name: OperationName, answer: WireAnswer, contract: Operation
       parsed = true
     } catch {}
   }
-  if (!parsed) body = textOf()
+  // Decoded as text only for what is shown as text: a body that is not JSON, or nests too deep.
+  if (!parsed) body = answerText(answer.body)
   const broken = (outcome: Outcome, message: string, errors = [{ path: '/', message }]) =>
     ({ body, outcome, contract: { valid: false, errors } })
   if (expected === undefined) return broken('status', `HTTP ${status} is not an answer of ${name}`)
@@ -270,9 +268,11 @@ function interpret (name: OperationName, answer: WireAnswer, contract: Operation
   if (!parsed) return broken('json', 'the body is not valid JSON')
   // Before anything recurses over it (the console's redaction, serialization). The schema check itself
   // only descends where the schema does; its error walk too.
-  if (wholeBodyDepth && !withinDepth(body, MAX_DEPTH)) return tooDeep(textOf())
+  if (wholeBodyDepth && !withinDepth(body, MAX_DEPTH)) return tooDeep(answerText(answer.body))
   if (!expected.check.check(body)) return broken('contract', '', expected.check.errors(body))
-  if (!wholeBodyDepth && !passThroughWithinDepth(body, expected.check.passThrough, MAX_DEPTH)) return tooDeep(textOf())
+  if (!wholeBodyDepth && !passThroughWithinDepth(body, expected.check.passThrough, MAX_DEPTH)) {
+    return tooDeep(answerText(answer.body))
+  }
   return { body, outcome: expected.outcome, contract: VALID }
 }
 
