@@ -166,6 +166,20 @@ function spread (values: number[]): Spread {
   return { median: median(values), min: Math.min(...values), max: Math.max(...values) }
 }
 
+/**
+ * The service's measure over the floor's, round by round (each floor run follows its service run by seconds, so a
+ * pair shares the box's state): shown beside the ratio of the medians the verdict uses, which the box's drift
+ * between rounds can move. Empty when the two ran different rounds.
+ */
+function roundByRound (runs: Run[], service: string, floor: string, pick: (run: Run) => number): string {
+  const ratios: string[] = []
+  for (const run of runs.filter(r => r.scenario === service)) {
+    const pair = runs.find(r => r.scenario === floor && r.round === run.round)
+    if (pair !== undefined && pick(pair) > 0) ratios.push((pick(run) / pick(pair)).toFixed(2))
+  }
+  return ratios.length < 2 ? '' : `; round by round ${ratios.join(', ')} ×`
+}
+
 export function summarise (infos: ScenarioInfo[], runs: Run[]): ScenarioSummary[] {
   return infos.map(info => {
     const own = runs.filter(r => r.scenario === info.id)
@@ -276,12 +290,13 @@ export function evaluateTargets (summaries: ScenarioSummary[], allRuns: Run[], m
     const info = pair.informational === true ? { informational: true as const } : {}
     const where = `${s.connections} connections, delay ${s.delayMs} ms, ${pair.shape} (${pair.service} against ${pair.floor})`
     const cpu = s.cpuUsPerRequest.median / f.cpuUsPerRequest.median
+    const rounds = (pick: (run: Run) => number) => roundByRound(allRuns, pair.service, pair.floor, pick)
     targets.push({
       id: `cpu-vs-floor-${pair.service}`,
       ...info,
       description: `CPU per profile at most ${pair.cpu} × the floor's, ${where}`,
       limit: `≤ ${pair.cpu} × ${fixed(f.cpuUsPerRequest.median)} µs = ${fixed(pair.cpu * f.cpuUsPerRequest.median)} µs`,
-      measured: `${withSpread(s.cpuUsPerRequest)} µs (${cpu.toFixed(2)} ×)`,
+      measured: `${withSpread(s.cpuUsPerRequest)} µs (${cpu.toFixed(2)} ×${rounds(r => r.cpuUsPerRequest)})`,
       pass: cpu <= pair.cpu
     })
     const rps = s.rps.median / f.rps.median
@@ -290,7 +305,7 @@ export function evaluateTargets (summaries: ScenarioSummary[], allRuns: Run[], m
       ...info,
       description: `Throughput at least 0.85 × the floor's, ${where}`,
       limit: `≥ 0.85 × ${fixed(f.rps.median)} req/s = ${fixed(0.85 * f.rps.median)} req/s`,
-      measured: `${withSpread(s.rps)} req/s (${rps.toFixed(2)} ×)`,
+      measured: `${withSpread(s.rps)} req/s (${rps.toFixed(2)} ×${rounds(r => r.rps)})`,
       pass: rps >= 0.85
     })
   }
