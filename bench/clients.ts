@@ -45,11 +45,11 @@ export function benchClient (i: number): SeededClient {
   return underIdentity(i % 2 === 0 ? ivanov : petrova, `BENCH-${i}`, uidOf('B0000000', i), `7900${String(i).padStart(7, '0')}`)
 }
 
-/** Heavy client `i`: IVANOV's record with LARGE_VIEWED_CARS viewed cars (the fixture's, cycled, each its own id). */
-export function benchLargeClient (i: number): SeededClient {
+/** Heavy client `i`: IVANOV's record with `viewedCars` viewed cars (the fixture's, cycled, each its own id). */
+export function benchLargeClient (i: number, viewedCars = LARGE_VIEWED_CARS): SeededClient {
   const client = underIdentity(ivanov, `BENCH-LARGE-${i}`, uidOf('B0000300', i), `7930${String(i).padStart(7, '0')}`)
   const viewed = fixture.catalogCarsView
-  client.passport.catalog_cars_view = Array.from({ length: LARGE_VIEWED_CARS }, (_, car) => ({
+  client.passport.catalog_cars_view = Array.from({ length: viewedCars }, (_, car) => ({
     ...viewed[car % viewed.length]!, id_user_breadcrumbs: 60_000 + car
   }))
   return client

@@ -5,8 +5,9 @@
 // Run: node bench/json-text.ts [--ms 400] with npm start's node flags to see what the service pays.
 import { parseArgs } from 'node:util'
 import { jsonBytes } from '../src/json-bytes.ts'
+import { contractorSection, createProfileComposer, discountSection } from '../src/profile/compose.ts'
 import { answerText, parseAnswerJson } from '../src/upstream/transport/answer-body.ts'
-import { benchClient } from './clients.ts'
+import { benchLargeClient } from './clients.ts'
 
 const { values: args } = parseArgs({ options: { ms: { type: 'string', default: '400' } } })
 const MS = Number(args.ms)
@@ -25,22 +26,13 @@ function timed (work: () => unknown): number {
 
 const rows: string[][] = [['viewed cars', 'answer KB', 'parse: plain µs', 'parse: ours µs', 'profile KB',
   'write: plain µs', 'write: ours µs']]
+const composer = createProfileComposer()
 for (const cars of [3, 30, 100, 200, 300]) {
-  const client = benchClient(0)
-  const viewed = client.passport.catalog_cars_view
-  client.passport.catalog_cars_view = Array.from({ length: cars },
-    (_, i) => ({ ...viewed[i % viewed.length]!, id_user_breadcrumbs: i }))
+  const client = benchLargeClient(0, cars)
   const answer = Buffer.from(JSON.stringify(client.passport))
-  // The profile's shape as far as the writer cares: the passport's fields with each `data` decoded.
-  const profile = {
-    ...client.passport,
-    catalog_cars_view: client.passport.catalog_cars_view
-      .map(crumb => ({ ...crumb, data: JSON.parse(crumb.data) as unknown })),
-    discount: client.discount,
-    contractor: client.contractor,
-    degraded: [],
-    stale: []
-  }
+  // The profile as the service composes it from the client's three answers.
+  const profile = composer.compose(client.passport,
+    { discount: discountSection(client.discount), contractor: contractorSection(client.contractor), degraded: [] })
   if (!jsonBytes(profile).equals(Buffer.from(JSON.stringify(profile)))) throw new Error('jsonBytes wrote other bytes')
   rows.push([String(cars), (answer.length / 1000).toFixed(1),
     timed(() => JSON.parse(answerText(answer))).toFixed(1), timed(() => parseAnswerJson(answer)).toFixed(1),

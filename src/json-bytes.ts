@@ -30,10 +30,12 @@ const isLongArray = (value: unknown): value is unknown[] => Array.isArray(value)
  * (JSON.stringify passes the name): no value a schema projection writes has one that reads it.
  */
 export function jsonBytes (value: unknown): Buffer {
-  if (!isPlainObject(value) || !Object.values(value).some(isLongArray)) return Buffer.from(JSON.stringify(value))
+  if (!isPlainObject(value)) return Buffer.from(JSON.stringify(value))
+  const names = Object.keys(value)
+  if (!names.some(name => isLongArray(value[name]))) return Buffer.from(JSON.stringify(value))
   const pieces: (string | number)[] = [OPEN_OBJECT]
   let first = true
-  for (const name of Object.keys(value)) {
+  for (const name of names) {
     const field = value[name]
     let text: string | undefined
     if (!isLongArray(field)) {

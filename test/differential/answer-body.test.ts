@@ -52,11 +52,31 @@ t.test('any bytes: the same value both ways, or both throw', async t => {
   t.ok(valid > 500, `${valid} valid bodies`)
 })
 
+/** The encodings parseAnswerJson asks Buffer#toString for while it parses `body`, and what it answers. */
+function decodings (body: Buffer): { encodings: string[], value: unknown } {
+  const encodings: string[] = []
+  const toString = Buffer.prototype.toString
+  Buffer.prototype.toString = function (this: Buffer, ...args: Parameters<Buffer['toString']>) {
+    encodings.push(String(args[0]))
+    return toString.apply(this, args)
+  } as Buffer['toString']
+  try {
+    return { encodings, value: parseAnswerJson(body) }
+  } finally {
+    Buffer.prototype.toString = toString
+  }
+}
+
 t.test('a large body with Cyrillic text takes the one-byte path and parses as the UTF-8 text does', async t => {
   const cars = Array.from({ length: 1200 }, (_, i) => ({ id: i, name: 'Лада Веста', city: 'Москва', note: 'ok 😀 \\ "' }))
   const body = Buffer.from(JSON.stringify({ client: 'Иванов Иван', cars }))
   t.ok(body.length > LARGE_BODY_BYTES)
-  t.same(parseAnswerJson(body), standard(body))
+  const large = decodings(body)
+  t.same(large.value, standard(body))
+  t.equal(large.encodings[0], 'latin1', 'read as one-byte text')
+  t.notOk(large.encodings.slice(1).some(encoding => encoding !== 'utf8'), 'then only its non-ASCII runs decoded')
+  const small = decodings(Buffer.from(JSON.stringify({ client: 'Иванов Иван', cars: cars.slice(0, 10) })))
+  t.strictSame(small.encodings, ['utf8'], 'a small body keeps the UTF-8 decoder')
   t.same(parseAnswerJson(Buffer.concat([BOM, body])), standard(body))
   // Invalid UTF-8 inside a string reads as U+FFFD, as the decoder reads it; outside one it is an error both ways.
   const broken = Buffer.concat([body.subarray(0, body.length - 3), Buffer.from([0xC3, 0x22, 0x7D])])

@@ -37,7 +37,15 @@ t.test('any value is written as Buffer.from(JSON.stringify()) writes it', async 
       Object.values(value).some(field => Array.isArray(field) && field.length >= PIECEWISE_ITEMS)) piecewise++
     return same(value)
   }), { numRuns: 1500 })
-  t.ok(piecewise > 200, `${piecewise} values written piece by piece`)
+  t.ok(piecewise > 200, `${piecewise} values with a long array, the ones written piece by piece`)
+})
+
+t.test('a long array is written item by item, a short one whole: an item\'s toJSON() sees the key it was given', async t => {
+  // The one deliberate difference (json-bytes.ts): it tells which way a value was written.
+  const item = { toJSON: (key: string) => `key ${JSON.stringify(key)}` }
+  const long = Array.from({ length: PIECEWISE_ITEMS }, () => item)
+  t.equal(JSON.parse(jsonBytes({ name: 'Иванов', long }).toString()).long[1], 'key ""', 'piece by piece')
+  t.equal(JSON.parse(jsonBytes({ name: 'Иванов', short: long.slice(1) }).toString()).short[1], 'key "1"', 'whole')
 })
 
 t.test('what JSON.stringify treats specially is written whole, and a cycle throws both ways', async t => {

@@ -10,7 +10,8 @@ export interface RawAnswer {
   body: Buffer
 }
 
-const EMPTY = Buffer.alloc(0)
+/** The body of an answer whose body is not kept (a redirect's). */
+export const EMPTY_BODY = Buffer.alloc(0)
 
 /** What can end the hop in flight: the exchange's deadline calls it (deadline.ts). */
 export interface Abortable {
@@ -103,7 +104,7 @@ export class AnswerReader implements Dispatcher.DispatchHandler, Abortable {
     this.#settled = true
     const chunks = this.#chunks
     this.#chunks = []
-    const body = chunks.length === 0 ? EMPTY : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.#size)
+    const body = chunks.length === 0 ? EMPTY_BODY : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.#size)
     this.#resolve({ status: this.status, headers: this.headers, body })
   }
 
@@ -127,7 +128,7 @@ export class AnswerReader implements Dispatcher.DispatchHandler, Abortable {
   /** A discarded body too long to read through: the answer is what we have, the connection is closed. */
   #finishDiscarding (controller: Dispatcher.DispatchController): void {
     this.#settled = true
-    this.#resolve({ status: this.status, headers: this.headers, body: EMPTY })
+    this.#resolve({ status: this.status, headers: this.headers, body: EMPTY_BODY })
     controller.abort(new Error('a discarded answer body was too long to read through'))
   }
 }

@@ -4,7 +4,7 @@
 // of operations' meaning; client.ts does.
 import { errors as undiciErrors, type Dispatcher } from 'undici'
 import type { IncomingHttpHeaders } from 'node:http'
-import { AnswerReader, AnswerTooLarge, dispatchPost, type ReadOptions } from './answer-reader.ts'
+import { AnswerReader, AnswerTooLarge, dispatchPost, EMPTY_BODY, type ReadOptions } from './answer-reader.ts'
 import type { Deadline } from './deadline.ts'
 import { upstreamError, type FailedExchange, type FailureReason, type Hop } from '../errors.ts'
 
@@ -41,7 +41,6 @@ export interface WireAnswer {
   redirects: Hop[]
 }
 
-const NO_BODY = Buffer.alloc(0)
 const REDIRECTS = new Set([307, 308])
 // Every redirect status: followed only when in REDIRECTS, its body never kept.
 const ANY_REDIRECT: ReadonlySet<number> = new Set([300, 301, 302, 303, 305, ...REDIRECTS])
@@ -78,7 +77,7 @@ export async function postFollowingRedirects (req: WireRequest): Promise<WireAns
     record.status = answer.status
     if (ANY_REDIRECT.has(answer.status)) {
       if (req.stopAtRedirect === true) {
-        return { url, status: answer.status, headers: answer.headers, body: NO_BODY, redirects: record.redirects }
+        return { url, status: answer.status, headers: answer.headers, body: EMPTY_BODY, redirects: record.redirects }
       }
       const location = headerValue(answer.headers.location)
       // 301/302/303 would turn the POST into a GET; the upstream only ever uses 307.
