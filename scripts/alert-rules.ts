@@ -69,6 +69,9 @@ const ERROR_RATIO_WINDOWS = [...new Set(BURN_RATES.flatMap(b => [b.short, b.long
   .sort((a, b) => seconds(a) - seconds(b))
 
 export const errorRatioRecord = (window: string) => `job:bff_profile_error_ratio:rate${window}`
+
+/** Failed profile answers a burn alert needs over its long window: at night one failure of a few is a high ratio. */
+export const BURN_MIN_FAILURES = 10
 export const UPSTREAM_P99_RECORD = 'job_operation:bff_upstream_request_duration_seconds:p99_rate5m'
 
 // Each group's recording rules come before the alerts that read them: a group evaluates in order, so an
@@ -111,13 +114,15 @@ const burnAlerts = BURN_RATES.map(({ long, short, factor, severity, for: pending
   const threshold = Number((factor * ERROR_BUDGET).toFixed(6))
   const days = Number((BUDGET_DAYS / factor).toFixed(1))
   return alert('BffProfileErrorBudgetBurn', severity, {
-    expr: `${errorRatioRecord(long)} > ${threshold}\nand\n${errorRatioRecord(short)} > ${threshold}`,
+    expr: `${errorRatioRecord(long)} > ${threshold}\nand\n${errorRatioRecord(short)} > ${threshold}\nand\n` +
+      `sum by (job) (increase(bff_http_requests_total{${PROFILE},status_code=~"5.."}[${long}])) >= ${BURN_MIN_FAILURES}`,
     for: pending,
     labels: { long_window: long, short_window: short },
     summary: `Profile requests fail at ${factor} times the error budget over ${long}`,
     description: `{{ $value | humanizePercentage }} of profile answers of {{ $labels.job }} were 5xx (504 included) over the last ${long}, ` +
       `and still above ${percent(threshold)} over the last ${short}: ${factor} times the ${percent(ERROR_BUDGET)} the ` +
-      `${percent(AVAILABILITY_OBJECTIVE)} objective allows. At this rate the ${BUDGET_DAYS}-day error budget is gone in ${days} days.`
+      `${percent(AVAILABILITY_OBJECTIVE)} objective allows, with ${BURN_MIN_FAILURES} or more failed over ${long}. ` +
+      `At this rate the ${BUDGET_DAYS}-day error budget is gone in ${days} days.`
   })
 })
 
