@@ -96,7 +96,9 @@ const DEFAULT_OPTIONS = Object.keys(OPTIONS).join(',')
 
 /**
  * The V8 memory settings `--flags-sweep` compares: semi-space sizes trade scavenges (CPU) against memory,
- * old-space caps bound the heap, and the two flags npm start adds (why each: bench/README.md).
+ * old-space caps bound the heap, the two flags npm start adds (why each: bench/README.md), and the old
+ * generation's headroom: a 256 MiB cap gives V8's smallest growing factor, so the promoted bytes of requests
+ * in flight start a mark-compact after little growth (docs/performance.md, "The old generation's headroom").
  */
 const NEW_FLAGS = ['--no-allocation-site-pretenuring', '--no-maglev']
 const FLAG_SETS: string[][] = [
@@ -107,7 +109,11 @@ const FLAG_SETS: string[][] = [
   ['--max-semi-space-size=4', '--max-old-space-size=256', ...NEW_FLAGS],
   ['--max-semi-space-size=8', '--max-old-space-size=256', ...NEW_FLAGS],
   ['--max-semi-space-size=16', '--max-old-space-size=256', ...NEW_FLAGS],
-  ['--max-semi-space-size=4', '--max-old-space-size=128', ...NEW_FLAGS]
+  ['--max-semi-space-size=4', '--max-old-space-size=128', ...NEW_FLAGS],
+  ['--max-semi-space-size=4', '--max-old-space-size=256', ...NEW_FLAGS, '--heap-growing-percent=50'],
+  ['--max-semi-space-size=4', '--max-old-space-size=256', ...NEW_FLAGS, '--heap-growing-percent=100'],
+  ['--max-semi-space-size=8', '--max-old-space-size=256', ...NEW_FLAGS, '--heap-growing-percent=100'],
+  ['--max-semi-space-size=16', '--max-old-space-size=256', ...NEW_FLAGS, '--heap-growing-percent=100']
 ]
 
 const { values: args } = parseArgs({
