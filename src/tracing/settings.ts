@@ -2,7 +2,7 @@
 // exporters and the resource detector read theirs (endpoint, headers, timeout, OTEL_SERVICE_NAME,
 // OTEL_RESOURCE_ATTRIBUTES) from the environment themselves; the trace SDK 3.x no longer reads the
 // sampler and batch variables, so they are read here, with the spec's defaults. Nothing is imported:
-// with tracing off, no OpenTelemetry module is ever loaded.
+// with tracing off, no module of the SDK or the exporters is ever loaded.
 
 export type OtlpProtocol = 'http/protobuf' | 'http/json'
 
