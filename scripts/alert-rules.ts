@@ -63,15 +63,14 @@ const BURN_RATES = [
   { long: '6h', short: '30m', factor: 6, severity: 'critical' as const, for: '15m' },
   { long: '1d', short: '2h', factor: 3, severity: 'warning' as const, for: '1h' }
 ]
+/** Failed profile answers a burn alert needs over its long window: at night one failure of a few is a high ratio. */
+export const BURN_MIN_FAILURES = 10
 const SECONDS: Record<string, number> = { m: 60, h: 3600, d: 86_400 }
 const seconds = (window: string) => Number(window.slice(0, -1)) * SECONDS[window.slice(-1)]!
 const ERROR_RATIO_WINDOWS = [...new Set(BURN_RATES.flatMap(b => [b.short, b.long]))]
   .sort((a, b) => seconds(a) - seconds(b))
 
 export const errorRatioRecord = (window: string) => `job:bff_profile_error_ratio:rate${window}`
-
-/** Failed profile answers a burn alert needs over its long window: at night one failure of a few is a high ratio. */
-export const BURN_MIN_FAILURES = 10
 export const UPSTREAM_P99_RECORD = 'job_operation:bff_upstream_request_duration_seconds:p99_rate5m'
 
 // Each group's recording rules come before the alerts that read them: a group evaluates in order, so an
