@@ -98,7 +98,7 @@ const DEFAULT_OPTIONS = Object.keys(OPTIONS).join(',')
  * The V8 memory settings `--flags-sweep` compares: semi-space sizes trade scavenges (CPU) against memory,
  * old-space caps bound the heap, the two flags npm start adds (why each: bench/README.md), and the old
  * generation's headroom: a 256 MiB cap gives V8's smallest growing factor, so the promoted bytes of requests
- * in flight start a mark-compact after little growth (docs/performance.md, "The old generation's headroom").
+ * in flight start a mark-compact after little growth (docs/performance.md, "V8 flags").
  */
 const NEW_FLAGS = ['--no-allocation-site-pretenuring', '--no-maglev']
 const FLAG_SETS: string[][] = [

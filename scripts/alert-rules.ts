@@ -17,6 +17,8 @@ export const UPSTREAM_DEADLINE_S = (ConfigSchema.properties.UPSTREAM_TIMEOUT_MS 
 const NEAR_DEADLINE = 0.8
 
 const PROFILE = 'route="/api/users/profile"'
+/** The profile's failed answers: what burns the error budget. */
+const PROFILE_5XX = `bff_http_requests_total{${PROFILE},status_code=~"5.."}`
 
 /** Share of profile answers carrying a stale passport (the passport upstream failed) that alerts. */
 export const STALE_PASSPORT_SHARE = 0.05
@@ -80,7 +82,7 @@ const profileRecords: RecordingRule[] = [
     record: errorRatioRecord(window),
     // 0, not nothing, while every answer succeeds: the "or" supplies the zero when no 5xx series exists yet.
     expr: `(
-  sum by (job) (rate(bff_http_requests_total{${PROFILE},status_code=~"5.."}[${window}]))
+  sum by (job) (rate(${PROFILE_5XX}[${window}]))
   or
   0 * sum by (job) (rate(bff_http_requests_total{${PROFILE}}[${window}]))
 )
@@ -114,7 +116,7 @@ const burnAlerts = BURN_RATES.map(({ long, short, factor, severity, for: pending
   const days = Number((BUDGET_DAYS / factor).toFixed(1))
   return alert('BffProfileErrorBudgetBurn', severity, {
     expr: `${errorRatioRecord(long)} > ${threshold}\nand\n${errorRatioRecord(short)} > ${threshold}\nand\n` +
-      `sum by (job) (increase(bff_http_requests_total{${PROFILE},status_code=~"5.."}[${long}])) >= ${BURN_MIN_FAILURES}`,
+      `sum by (job) (increase(${PROFILE_5XX}[${long}])) >= ${BURN_MIN_FAILURES}`,
     for: pending,
     labels: { long_window: long, short_window: short },
     summary: `Profile requests fail at ${factor} times the error budget over ${long}`,

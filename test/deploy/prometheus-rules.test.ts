@@ -49,7 +49,8 @@ t.test('every alert says what, how bad, with its numbers, and where to read on',
     [['critical', '1h', '5m'], ['critical', '6h', '30m'], ['warning', '1d', '2h']])
   // A handful of requests at night is no outage: each also counts the failures of its long window.
   for (const rule of burns) {
-    t.ok(rule.expr.endsWith(`[${rule.labels.long_window}])) >= ${BURN_MIN_FAILURES}`), `${rule.labels.long_window}: failures counted`)
+    t.ok(rule.expr.endsWith(`status_code=~"5.."}[${rule.labels.long_window}])) >= ${BURN_MIN_FAILURES}`),
+      `${rule.labels.long_window}: the 5xx of its long window counted`)
   }
 })
 
