@@ -4,8 +4,14 @@
 // (test/deploy/metric-names.test.ts scrapes the service to check).
 import { ConfigSchema } from '../src/config.ts'
 
-/** Where the runbook is read; alerts link to `${RUNBOOK_URL}#<alert name in lower case>`. Set to your repository. */
-export const RUNBOOK_URL = 'https://github.com/example/dealer-profile-bff/blob/main/docs/runbook.md'
+/**
+ * Where the committed rules say the runbook is read: a placeholder, since only a deployment knows where its copy of
+ * docs/runbook.md is served. `RUNBOOK_URL=<address> npm run alerts` writes the rules with that address instead.
+ */
+export const DEFAULT_RUNBOOK_URL = 'https://github.com/example/dealer-profile-bff/blob/main/docs/runbook.md'
+
+/** An alert's runbook entry: the runbook's address and the entry's anchor (the alert's name in lower case). */
+export const runbookLink = (runbookUrl: string, alertName: string) => `${runbookUrl}#${alertName.toLowerCase()}`
 
 /** Share of profile requests that must not fail with a 5xx, over 30 days. */
 export const AVAILABILITY_OBJECTIVE = 0.995
@@ -51,7 +57,9 @@ function alert (
     expr: rule.expr,
     ...(rule.for === undefined ? {} : { for: rule.for }),
     labels: { severity, ...rule.labels },
-    annotations: { summary: rule.summary, description: rule.description, runbook_url: `${RUNBOOK_URL}#${name.toLowerCase()}` }
+    annotations: {
+      summary: rule.summary, description: rule.description, runbook_url: runbookLink(DEFAULT_RUNBOOK_URL, name)
+    }
   }
 }
 
@@ -239,3 +247,13 @@ export const ruleGroups: RuleGroup[] = [
   { name: 'dealer-profile-bff.key-set', rules: keySetAlerts },
   { name: 'dealer-profile-bff.instances', rules: instanceAlerts }
 ]
+
+/** The rules with every alert linking into the runbook at `runbookUrl`. */
+export function ruleGroupsLinkingTo (runbookUrl: string): RuleGroup[] {
+  return ruleGroups.map(group => ({
+    ...group,
+    rules: group.rules.map(rule => 'alert' in rule
+      ? { ...rule, annotations: { ...rule.annotations, runbook_url: runbookLink(runbookUrl, rule.alert) } }
+      : rule)
+  }))
+}

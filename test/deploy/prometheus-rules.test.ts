@@ -8,17 +8,21 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
 import { parse } from 'yaml'
-import { BURN_MIN_FAILURES, ruleGroups, type AlertRule } from '../../scripts/alert-rules.ts'
-import { ALERTS_FILE, alertsYaml, PROMETHEUS_RULE_FILE, prometheusRuleYaml } from '../../scripts/alerts.ts'
+import { BURN_MIN_FAILURES, DEFAULT_RUNBOOK_URL, ruleGroups, type AlertRule } from '../../scripts/alert-rules.ts'
+import {
+  ALERT_TESTS_FILE, ALERTS_FILE, alertsYaml, alertTestsLinkingTo, PROMETHEUS_RULE_FILE, prometheusRuleYaml, runbookUrlOf
+} from '../../scripts/alerts.ts'
 import { requireBinaries } from '../helpers/real-servers.ts'
 
-const ALERT_TESTS = new URL('../../deploy/prometheus/alerts.test.yaml', import.meta.url)
+const ALERT_TESTS = ALERT_TESTS_FILE
+/** A deployment's own copy of the runbook, as an operator would give it to `npm run alerts`. */
+const OPERATOR_RUNBOOK = 'https://git.dealer.example/ops/profile-bff/-/blob/main/docs/runbook.md'
 const alerts = ruleGroups.flatMap(group => group.rules).filter((rule): rule is AlertRule => 'alert' in rule)
 
 interface Run { code: number, output: string }
-async function run (binary: string, args: string[]): Promise<Run> {
+async function run (binary: string, args: string[], env?: NodeJS.ProcessEnv): Promise<Run> {
   try {
-    const { stdout, stderr } = await promisify(execFile)(binary, args)
+    const { stdout, stderr } = await promisify(execFile)(binary, args, env === undefined ? {} : { env })
     return { code: 0, output: stdout + stderr }
   } catch (error) {
     const { code, stdout = '', stderr = '' } = error as { code?: number, stdout?: string, stderr?: string }
@@ -67,6 +71,38 @@ t.test('the unit tests make every alert fire, and show each one quiet', async t 
   t.strictSame([...new Set(fired.map(a => a.exp_labels.long_window))].sort(), ['1d', '1h', '6h'], 'both pages and the ticket')
 })
 
+t.test('RUNBOOK_URL: what `npm run alerts` accepts as the runbook\'s address', async t => {
+  t.equal(runbookUrlOf(undefined), DEFAULT_RUNBOOK_URL, 'unset: the placeholder')
+  t.equal(runbookUrlOf(''), DEFAULT_RUNBOOK_URL, 'empty: the placeholder')
+  t.equal(runbookUrlOf(OPERATOR_RUNBOOK), OPERATOR_RUNBOOK)
+  for (const bad of ['docs/runbook.md', 'ftp://host/runbook.md', 'https://host/runbook.md#entry', 'https://host/runbook.md#']) {
+    t.throws(() => runbookUrlOf(bad), /RUNBOOK_URL must be an/, `refused: ${bad}`)
+  }
+  // `npm run alerts` refuses it before anything is read or written: the committed files stay as they are.
+  const script = new URL('../../scripts/alerts.ts', import.meta.url).pathname
+  const before = readFileSync(ALERTS_FILE, 'utf8')
+  const bad = await run(process.execPath, [script], { ...process.env, RUNBOOK_URL: 'runbook.md' })
+  t.equal(bad.code, 1, bad.output)
+  t.match(bad.output, /RUNBOOK_URL must be an absolute http\(s\) URL of docs\/runbook\.md, got "runbook\.md"/)
+  t.equal(readFileSync(ALERTS_FILE, 'utf8'), before, 'nothing written')
+})
+
+t.test('a deployment\'s runbook address: every alert links into it, in both files', async t => {
+  for (const text of [alertsYaml(OPERATOR_RUNBOOK), prometheusRuleYaml(OPERATOR_RUNBOOK)]) {
+    t.notOk(text.includes(DEFAULT_RUNBOOK_URL), 'no placeholder left')
+    const file = parse(text) as { groups?: typeof ruleGroups, spec?: { groups: typeof ruleGroups } }
+    const rules = (file.groups ?? file.spec!.groups).flatMap(group => group.rules)
+    const linked = rules.filter((rule): rule is AlertRule => 'alert' in rule)
+    t.equal(linked.length, alerts.length)
+    for (const rule of linked) t.equal(rule.annotations.runbook_url, `${OPERATOR_RUNBOOK}#${rule.alert.toLowerCase()}`)
+  }
+  const tests = alertTestsLinkingTo(readFileSync(ALERT_TESTS, 'utf8'), OPERATOR_RUNBOOK)
+  t.notOk(tests.includes(DEFAULT_RUNBOOK_URL), 'the unit tests expect the new address')
+  t.ok(tests.includes(`runbook_url: ${OPERATOR_RUNBOOK}#bffprofileerrorbudgetburn`))
+  t.equal(alertTestsLinkingTo(tests, OPERATOR_RUNBOOK), tests, 'regenerating with the same address changes nothing')
+  t.equal(alertTestsLinkingTo(tests, DEFAULT_RUNBOOK_URL), readFileSync(ALERT_TESTS, 'utf8'), 'and back')
+})
+
 t.test('promtool', async t => {
   const binaries = requireBinaries(t, ['promtool'])
   if (binaries === undefined) return
@@ -83,6 +119,19 @@ t.test('promtool', async t => {
     const { code, output } = await run(promtool, ['test', 'rules', ALERT_TESTS.pathname])
     t.equal(code, 0, output)
     t.match(output, /SUCCESS/)
+  })
+
+  t.test('rules and unit tests regenerated for a deployment\'s runbook pass; the old tests see the new links', async t => {
+    const dir = mkdtempSync(join(tmpdir(), 'bff-rules-'))
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+    writeFileSync(join(dir, 'alerts.yaml'), alertsYaml(OPERATOR_RUNBOOK))
+    writeFileSync(join(dir, 'alerts.test.yaml'), alertTestsLinkingTo(readFileSync(ALERT_TESTS, 'utf8'), OPERATOR_RUNBOOK))
+    const passed = await run(promtool, ['test', 'rules', join(dir, 'alerts.test.yaml')])
+    t.equal(passed.code, 0, passed.output)
+    copyFileSync(ALERT_TESTS, join(dir, 'alerts.test.yaml'))
+    const stale = await run(promtool, ['test', 'rules', join(dir, 'alerts.test.yaml')])
+    t.not(stale.code, 0, 'the committed tests expect the placeholder: promtool compares the runbook_url')
+    t.match(stale.output, /runbook_url/)
   })
 
   t.test('the checks bite: a broken expression, and an alert that no longer fires', async t => {
