@@ -14,6 +14,7 @@
 //   npm run bench -- --variants none                    without the priced options (quicker)
 //   npm run bench -- --only a,fa --variants none --rounds 1 --cpu-prof   V8 CPU profiles of the measured rounds
 //   npm run bench -- --only a --variants none --heap-prof                heap sampling profiles (every allocation)
+//   npm run bench -- --only a --variants none --survivors-prof           what outlived a scavenge (the GC's work)
 //   npm run bench -- --flags-sweep                      the service under V8 memory flag sets, writes flags-sweep.json
 //   npm run bench -- --label "after: ..."               a label the report keeps
 //   npm run bench -- --node-flags=--max-semi-space-size=8   V8 flags for the service (experiments)
@@ -77,6 +78,8 @@ const OPTIONS: Record<string, OptionInfo> = {
   es256: { title: 'ES256 tokens from a key set (AUTH_JWKS_URL), 5000 clients', base: 'm', token: 'ES256' },
   br: { title: 'answers compressed, Accept-Encoding: br', base: 'a', encoding: 'br' },
   gzip: { title: 'answers compressed, Accept-Encoding: gzip', base: 'a', encoding: 'gzip' },
+  // Compression is on by default and a's load asks for none: what the plugin costs an answer it leaves alone.
+  'compression-off': { title: 'compression off (COMPRESSION=off), no Accept-Encoding as in a', base: 'a' },
   // The in-memory last-known store is on by default: m prices it, this is the service without it.
   'store-off': { title: 'last-known store off (PROFILE_STALE_IF_ERROR_S=0), 5000 clients', base: 'm' },
   'store-redis': {
@@ -91,7 +94,7 @@ const OPTIONS: Record<string, OptionInfo> = {
   }
 }
 type OptionName = 'metrics' | 'redis' | 'otel100' | 'otel10' | 'info' | 'rs256' | 'es256' | 'br' | 'gzip' |
-  'store-off' | 'store-redis' | 'fresh'
+  'compression-off' | 'store-off' | 'store-redis' | 'fresh'
 const DEFAULT_OPTIONS = Object.keys(OPTIONS).join(',')
 
 /**
@@ -129,6 +132,7 @@ const { values: args } = parseArgs({
     'flags-sweep': { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
     'heap-prof': { type: 'boolean', default: false },
+    'survivors-prof': { type: 'boolean', default: false },
     label: { type: 'string', default: '' },
     // Node/V8 flags for the service process only, e.g. --node-flags=--max-semi-space-size=4 (an experiment:
     // the report records them). Without it, the flags `npm start` gives node (package.json).
@@ -176,7 +180,7 @@ const SHARED_WARMUP_SECONDS = Math.min(1, WARMUP_SECONDS)
 /** An option's own process, and the sandbox's calibration: priced or informational, held to no target. */
 const OPTION_WARMUP_SECONDS = Math.max(SHARED_WARMUP_SECONDS, Math.min(4, WARMUP_SECONDS))
 const SWEEP = args['flags-sweep']
-const PROFILING = args['cpu-prof'] ? 'cpu' : args['heap-prof'] ? 'heap' : undefined
+const PROFILING = args['cpu-prof'] ? 'cpu' : args['heap-prof'] ? 'heap' : args['survivors-prof'] ? 'survivors' : undefined
 
 /** The process that serves b200 alone: the same service, started the same way. */
 const SERVICE_AT_200 = 'service@b200'
@@ -729,6 +733,7 @@ async function main (): Promise<void> {
         case 'rs256': case 'es256': return { AUTH_JWT_SECRET: '', AUTH_JWKS_URL: keySet!.url }
         // Compression is on by default (COMPRESSION=on): the load's Accept-Encoding turns it on.
         case 'br': case 'gzip': return {}
+        case 'compression-off': return { COMPRESSION: 'off' }
       }
     }
     // The https upstream, trusted as production trusts its CA: through NODE_EXTRA_CA_CERTS.
@@ -916,14 +921,15 @@ async function main (): Promise<void> {
         const [own, secret] = [await get(s.token!), await get('HS256')]
         active = own === 200 && secret === 401
         evidence = `a token the key set signed (${s.token}) answered ${own}, an HS256 token of the bench's secret ${secret}`
-      } else if (name === 'br' || name === 'gzip') {
+      } else if (name === 'br' || name === 'gzip' || name === 'compression-off') {
+        const asked = name === 'compression-off' ? 'br' : name
         const res = await fetch(child.url + PROFILE_PATH, {
-          headers: { authorization: tokens('default', 'HS256')[0]!, 'accept-encoding': name }
+          headers: { authorization: tokens('default', 'HS256')[0]!, 'accept-encoding': asked }
         })
         await res.arrayBuffer()
         const encoding = res.headers.get('content-encoding')
-        active = encoding === name
-        evidence = `a profile asked with Accept-Encoding: ${name} came with Content-Encoding: ${encoding ?? 'none'}`
+        active = name === 'compression-off' ? encoding === null : encoding === name
+        evidence = `a profile asked with Accept-Encoding: ${asked} came with Content-Encoding: ${encoding ?? 'none'}`
       } else {
         const exports = sink!.exports() - (exportsBefore ?? 0)
         active = exports > 0

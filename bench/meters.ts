@@ -103,7 +103,9 @@ export function startMeters (server: Server): Meters {
   }
 
   const profileDir = process.env.BENCH_PROFILE_DIR
-  const kind = process.env.BENCH_PROFILE === 'heap' ? 'heap' : 'cpu'
+  const kind = process.env.BENCH_PROFILE === 'heap' || process.env.BENCH_PROFILE === 'survivors'
+    ? process.env.BENCH_PROFILE
+    : 'cpu'
   const session = new Session()
 
   const handlers: Handlers = {
@@ -128,9 +130,12 @@ export function startMeters (server: Server): Meters {
         await session.post('Profiler.setSamplingInterval', { interval: 100 })
         await session.post('Profiler.start')
       } else {
-        // Every allocation the sampler sees, collected or not: where the bytes per profile come from.
+        // heap: every allocation the sampler sees, where the bytes per profile come from. survivors: only
+        // what outlived a scavenge (promoted, or in flight at the end), what the collector's threads pay for.
         await session.post('HeapProfiler.startSampling', {
-          samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true
+          samplingInterval: 4096,
+          includeObjectsCollectedByMajorGC: true,
+          includeObjectsCollectedByMinorGC: kind === 'heap'
         } as never)
       }
     },
