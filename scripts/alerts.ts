@@ -43,7 +43,7 @@ export function runbookUrlOf (value: string | undefined): string {
   } catch {
     throw new Error(`RUNBOOK_URL must be an absolute http(s) URL of docs/runbook.md, got "${value}"`)
   }
-  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.hash !== '' || value.includes('#')) {
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || value.includes('#')) {
     throw new Error(`RUNBOOK_URL must be an http(s) URL without a #fragment (each alert adds its own), got "${value}"`)
   }
   return value

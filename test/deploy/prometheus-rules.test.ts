@@ -14,7 +14,6 @@ import {
 } from '../../scripts/alerts.ts'
 import { requireBinaries } from '../helpers/real-servers.ts'
 
-const ALERT_TESTS = ALERT_TESTS_FILE
 /** A deployment's own copy of the runbook, as an operator would give it to `npm run alerts`. */
 const OPERATOR_RUNBOOK = 'https://git.dealer.example/ops/profile-bff/-/blob/main/docs/runbook.md'
 const alerts = ruleGroups.flatMap(group => group.rules).filter((rule): rule is AlertRule => 'alert' in rule)
@@ -60,7 +59,7 @@ t.test('every alert says what, how bad, with its numbers, and where to read on',
 
 interface AlertTest { eval_time: string, alertname: string, exp_alerts: unknown[] }
 t.test('the unit tests make every alert fire, and show each one quiet', async t => {
-  const tests = (parse(readFileSync(ALERT_TESTS, 'utf8')) as { tests: Array<{ alert_rule_test?: AlertTest[] }> }).tests
+  const tests = (parse(readFileSync(ALERT_TESTS_FILE, 'utf8')) as { tests: Array<{ alert_rule_test?: AlertTest[] }> }).tests
   const cases = tests.flatMap(test => test.alert_rule_test ?? [])
   for (const name of new Set(alerts.map(rule => rule.alert))) {
     t.ok(cases.some(c => c.alertname === name && c.exp_alerts.length > 0), `${name} fires`)
@@ -96,11 +95,11 @@ t.test('a deployment\'s runbook address: every alert links into it, in both file
     t.equal(linked.length, alerts.length)
     for (const rule of linked) t.equal(rule.annotations.runbook_url, `${OPERATOR_RUNBOOK}#${rule.alert.toLowerCase()}`)
   }
-  const tests = alertTestsLinkingTo(readFileSync(ALERT_TESTS, 'utf8'), OPERATOR_RUNBOOK)
+  const tests = alertTestsLinkingTo(readFileSync(ALERT_TESTS_FILE, 'utf8'), OPERATOR_RUNBOOK)
   t.notOk(tests.includes(DEFAULT_RUNBOOK_URL), 'the unit tests expect the new address')
   t.ok(tests.includes(`runbook_url: ${OPERATOR_RUNBOOK}#bffprofileerrorbudgetburn`))
   t.equal(alertTestsLinkingTo(tests, OPERATOR_RUNBOOK), tests, 'regenerating with the same address changes nothing')
-  t.equal(alertTestsLinkingTo(tests, DEFAULT_RUNBOOK_URL), readFileSync(ALERT_TESTS, 'utf8'), 'and back')
+  t.equal(alertTestsLinkingTo(tests, DEFAULT_RUNBOOK_URL), readFileSync(ALERT_TESTS_FILE, 'utf8'), 'and back')
 })
 
 t.test('promtool', async t => {
@@ -116,7 +115,7 @@ t.test('promtool', async t => {
   })
 
   t.test('test rules: every unit test passes', async t => {
-    const { code, output } = await run(promtool, ['test', 'rules', ALERT_TESTS.pathname])
+    const { code, output } = await run(promtool, ['test', 'rules', ALERT_TESTS_FILE.pathname])
     t.equal(code, 0, output)
     t.match(output, /SUCCESS/)
   })
@@ -125,10 +124,10 @@ t.test('promtool', async t => {
     const dir = mkdtempSync(join(tmpdir(), 'bff-rules-'))
     t.teardown(() => rmSync(dir, { recursive: true, force: true }))
     writeFileSync(join(dir, 'alerts.yaml'), alertsYaml(OPERATOR_RUNBOOK))
-    writeFileSync(join(dir, 'alerts.test.yaml'), alertTestsLinkingTo(readFileSync(ALERT_TESTS, 'utf8'), OPERATOR_RUNBOOK))
+    writeFileSync(join(dir, 'alerts.test.yaml'), alertTestsLinkingTo(readFileSync(ALERT_TESTS_FILE, 'utf8'), OPERATOR_RUNBOOK))
     const passed = await run(promtool, ['test', 'rules', join(dir, 'alerts.test.yaml')])
     t.equal(passed.code, 0, passed.output)
-    copyFileSync(ALERT_TESTS, join(dir, 'alerts.test.yaml'))
+    copyFileSync(ALERT_TESTS_FILE, join(dir, 'alerts.test.yaml'))
     const stale = await run(promtool, ['test', 'rules', join(dir, 'alerts.test.yaml')])
     t.not(stale.code, 0, 'the committed tests expect the placeholder: promtool compares the runbook_url')
     t.match(stale.output, /runbook_url/)
@@ -145,7 +144,7 @@ t.test('promtool', async t => {
 
     // The breaker alert made to wait longer than its test allows: the test sees it not firing.
     writeFileSync(join(dir, 'alerts.yaml'), rules.replace(/(bff_upstream_breaker_state\) > 0\n {8}for:) 5m/, '$1 30m'))
-    copyFileSync(ALERT_TESTS, join(dir, 'alerts.test.yaml'))
+    copyFileSync(ALERT_TESTS_FILE, join(dir, 'alerts.test.yaml'))
     const late = await run(promtool, ['test', 'rules', join(dir, 'alerts.test.yaml')])
     t.not(late.code, 0)
     t.match(late.output, /alertname: BffUpstreamBreakerOpen/)
