@@ -103,9 +103,8 @@ export function startMeters (server: Server): Meters {
   }
 
   const profileDir = process.env.BENCH_PROFILE_DIR
-  const kind = process.env.BENCH_PROFILE === 'heap' || process.env.BENCH_PROFILE === 'survivors'
-    ? process.env.BENCH_PROFILE
-    : 'cpu'
+  const asked = process.env.BENCH_PROFILE
+  const kind = asked === 'heap' || asked === 'survivors' ? asked : 'cpu'
   const session = new Session()
 
   const handlers: Handlers = {
