@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto'
 import type { Socket } from 'node:net'
 import type { FastifyBaseLogger, FastifyError } from 'fastify'
 import { BadRequestError, HeadersTooLargeError, RequestTimeoutError } from './errors.ts'
-import { toErrorBody } from './plugins/app/errors.ts'
+import { toErrorBody } from './error-body.ts'
 
 /** The start of a raw answer and its body, up to the per-answer x-request-id; built once. */
 function rawAnswer (error: FastifyError): { head: string, body: string, code: string } {

@@ -7,7 +7,7 @@ import type { FastifyError } from 'fastify'
 import { ErrorBody } from '../../../schemas/errors.ts'
 import pkg from '../../../package.json' with { type: 'json' }
 import type { Config } from '../../config.ts'
-import { toErrorBody } from '../app/errors.ts'
+import { toErrorBody } from '../../error-body.ts'
 import { ref } from '../app/shared-schemas.ts'
 
 export const DOCS_PREFIX = '/docs'
