@@ -13,6 +13,7 @@ import drain from './plugins/app/drain.ts'
 import errors from './plugins/app/errors.ts'
 import loadShedding from './plugins/external/load-shedding.ts'
 import metrics, { METRICS_PATH } from './plugins/app/metrics.ts'
+import profilePlugin from './plugins/app/profile.ts'
 import rateLimits from './plugins/external/rate-limit.ts'
 import redis from './plugins/app/redis.ts'
 import requestIdPlugin, { requestId } from './plugins/app/request-id.ts'
@@ -74,21 +75,22 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
   // Before every route: it hooks each route as it is added, and its onSend sees the serialized payload.
   await fastify.register(compression, { config })
   await fastify.register(loadShedding, { config })
+  // The registry, before the plugins whose sources put their metrics on it (Redis, the key set, the upstream
+  // client, the profile).
+  await fastify.register(metrics, { config })
   // The shared Redis (REDIS_URL) before the limits that count in it.
   await fastify.register(redis, { config })
   await fastify.register(rateLimits, { config })
   await fastify.register(sharedSchemas, { roots: [...profileSchemas, ...consoleSchemas, ...healthSchemas] })
   await fastify.register(docs, { config })
   await fastify.register(auth, { config })
-  await fastify.register(metrics, { config })
   await fastify.register(upstream, {
-    config,
-    ...(overrides.dispatcher === undefined ? {} : { dispatcher: overrides.dispatcher }),
-    ...(fastify.metrics === null ? {} : { observer: fastify.metrics.observer })
+    config, ...(overrides.dispatcher === undefined ? {} : { dispatcher: overrides.dispatcher })
   })
+  await fastify.register(profilePlugin, { config, ...(overrides.now === undefined ? {} : { now: overrides.now }) })
 
   await fastify.register(health)
-  await fastify.register(profile, { config, ...(overrides.now === undefined ? {} : { now: overrides.now }) })
+  await fastify.register(profile, { config })
   await fastify.register(consoleRoute, { config })
   return fastify
 }

@@ -4,13 +4,14 @@
 import type { ServerResponse } from 'node:http'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Profile } from '../../schemas/profile.ts'
-import type { Caller } from '../plugins/app/auth.ts'
+import type { Caller } from '../auth/caller.ts'
 import { activeTracer } from '../tracing/tracer.ts'
 import type { UpstreamClient } from '../upstream/client.ts'
 import { pickTracingHeaders } from '../upstream/transport/tracing-headers.ts'
 import { createProfileComposer } from './compose.ts'
 import type { LastKnown } from './last-known/last-known.ts'
 import { loadProfile, type LoadContext, type LoadedProfile } from './load.ts'
+import { NO_PROFILE_OBSERVER, type ProfileObserver } from './observer.ts'
 import { createSingleFlight } from './single-flight.ts'
 import { profileSpans } from './spans.ts'
 
@@ -31,9 +32,11 @@ export function createProfileFlow (options: {
   lastKnown: LastKnown | null
   /** The route's serializer of a Profile (the answer's schema), to UTF-8 bytes. */
   serialize: (profile: Profile) => Buffer
+  /** Told of the sections each answer goes without and of those a copy stands in for (the metrics). */
+  observer?: ProfileObserver
 }) {
-  const { upstream, budgetMs, lastKnown, serialize } = options
-  const ctx: LoadContext = { upstream, budgetMs, lastKnown, composer: createProfileComposer() }
+  const { upstream, budgetMs, lastKnown, serialize, observer = NO_PROFILE_OBSERVER } = options
+  const ctx: LoadContext = { upstream, budgetMs, lastKnown, observer, composer: createProfileComposer() }
   const flights = createSingleFlight<AnsweredProfile>()
   // Decided once: with tracing off, `spans` is null and a request makes no span work at all.
   const tracer = activeTracer()
@@ -67,8 +70,13 @@ export function createProfileFlow (options: {
     const res = request.res
     // on(), not once(): the answer closes once, and once() wraps the listener in one more closure.
     res.on('close', () => { if (!res.writableFinished) joined.leave() })
-    return span === null ? joined.result : span.follow(joined)
+    const result = span === null ? joined.result : span.follow(joined)
+    return observer === NO_PROFILE_OBSERVER ? result : result.then(counted)
+  }
+
+  /** Every answer counts the sections it goes without, a request sharing a load too: each was sent degraded. */
+  function counted (answered: AnsweredProfile): AnsweredProfile {
+    for (const section of answered.degraded) observer.degraded(section)
+    return answered
   }
 }
-
-export type ProfileFlow = ReturnType<typeof createProfileFlow>

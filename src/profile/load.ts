@@ -4,13 +4,14 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { DegradedSection, Profile, StaleSection } from '../../schemas/profile.ts'
 import { ClientNotFoundError } from '../errors.ts'
-import type { Caller } from '../plugins/app/auth.ts'
+import type { Caller } from '../auth/caller.ts'
 import type { CallOptions, UpstreamClient } from '../upstream/client.ts'
 import { isUpstreamError, upstreamError } from '../upstream/errors.ts'
 import type { TracingHeaders } from '../upstream/transport/tracing-headers.ts'
 import { assemble, contractorSection, discountSection, type DealerSections, type ProfileComposer } from './compose.ts'
 import { oldestOf } from './last-known/entry.ts'
 import type { LastKnown, LastKnownEntry, SectionTimes } from './last-known/last-known.ts'
+import type { ProfileObserver } from './observer.ts'
 
 /** Where an answer's data came from: the upstream, partly the copy, or all a copy within PROFILE_FRESH_S. */
 export type Freshness = 'fresh' | 'stale' | 'cached'
@@ -18,10 +19,10 @@ export type Freshness = 'fresh' | 'stale' | 'cached'
 /** A profile ready to send: shared read-only by every request of one single-flight run. */
 export interface LoadedProfile {
   profile: Profile
-  /** The x-degraded header value, undefined when nothing is degraded. */
-  degraded: string | undefined
-  /** The x-stale header value, undefined when nothing is stale. */
-  stale: string | undefined
+  /** The sections the answer goes without (the profile's own `degraded`); empty when none. */
+  degraded: readonly DegradedSection[]
+  /** The sections a last-known copy stands in for (the profile's own `stale`); empty when none. */
+  stale: readonly StaleSection[]
   /** The Age header: seconds since the oldest section taken from a copy was fetched; undefined when none was. */
   age: number | undefined
   freshness: Freshness
@@ -35,6 +36,8 @@ export interface LoadContext {
   budgetMs: number
   /** Null when last-known copies are off. */
   lastKnown: LastKnown | null
+  /** Told of each section a copy stands in for. */
+  observer: ProfileObserver
 }
 
 /** Why each dealer section failed (a failure reason), for the sections that did. */
@@ -46,7 +49,7 @@ type DealerFailures = Partial<Record<DegradedSection, string>>
  */
 export async function loadProfile (ctx: LoadContext, caller: Caller, headers: TracingHeaders,
   run: AbortController, log: FastifyBaseLogger): Promise<LoadedProfile> {
-  const { upstream, budgetMs, lastKnown } = ctx
+  const { upstream, budgetMs, lastKnown, observer } = ctx
   const started = performance.now()
   const remaining = () => Math.floor(budgetMs - (performance.now() - started))
   // A timer, not AbortSignal.timeout(): Node 24 retains composite timeout signals (docs/performance.md).
@@ -58,7 +61,7 @@ export async function loadProfile (ctx: LoadContext, caller: Caller, headers: Tr
     let copy: LastKnownEntry | undefined
     if (lastKnown !== null && lastKnown.freshMs > 0) {
       copy = await lastKnown.read(caller, remaining())
-      if (copy !== undefined && lastKnown.fresh(copy)) return fromCopy(lastKnown, copy, 'fresh_window')
+      if (copy !== undefined && lastKnown.fresh(copy)) return fromCopy(lastKnown, observer, copy, 'fresh_window')
     }
     let passport
     try {
@@ -71,7 +74,7 @@ export async function loadProfile (ctx: LoadContext, caller: Caller, headers: Tr
       const servable = copy === undefined ? undefined : lastKnown.servable(copy)
       if (servable?.passport === undefined) throw error
       log.warn({ code: error.code, reason: error.reason, upstream: error.exchange }, 'profile answered from the last-known copy')
-      return fromCopy(lastKnown, servable, error.reason)
+      return fromCopy(lastKnown, observer, servable, error.reason)
     }
     if (passport.kind === 'not_found') {
       // The account is gone: so is its copy.
@@ -105,7 +108,7 @@ export async function loadProfile (ctx: LoadContext, caller: Caller, headers: Tr
         keep[section] = standIn.at
         oldest = Math.min(oldest, standIn.at)
         stale.push(section)
-        lastKnown.observer.served(section, failures[section] ?? 'unknown')
+        observer.stale(section, failures[section] ?? 'unknown')
         return false
       })
     }
@@ -125,11 +128,10 @@ function fill (sections: DealerSections, section: DegradedSection, value: unknow
 }
 
 function loaded (profile: Profile, freshness: Freshness, age?: number, keep?: SectionTimes): LoadedProfile {
-  const { degraded, stale } = profile
   return {
     profile,
-    degraded: degraded.length > 0 ? degraded.join(',') : undefined,
-    stale: stale.length > 0 ? stale.join(',') : undefined,
+    degraded: profile.degraded,
+    stale: profile.stale,
     age,
     freshness,
     keep
@@ -140,7 +142,8 @@ function loaded (profile: Profile, freshness: Freshness, age?: number, keep?: Se
 const ageOf = (now: number, at: number) => Math.max(0, Math.floor((now - at) / 1000))
 
 /** The profile from a copy: its passport part always, each dealer section it has (else null and degraded). */
-function fromCopy (lastKnown: LastKnown, copy: LastKnownEntry, reason: string): LoadedProfile {
+function fromCopy (lastKnown: LastKnown, observer: ProfileObserver, copy: LastKnownEntry,
+  reason: string): LoadedProfile {
   const part = copy.passport!.value
   const sections: DealerSections = { discount: null, contractor: null, degraded: [] }
   const stale: StaleSection[] = ['passport']
@@ -153,7 +156,7 @@ function fromCopy (lastKnown: LastKnown, copy: LastKnownEntry, reason: string): 
       stale.push(section)
     }
   }
-  for (const section of stale) lastKnown.observer.served(section, reason)
+  for (const section of stale) observer.stale(section, reason)
   // Within PROFILE_FRESH_S the copy is the answer, not a stand-in: nothing is named stale, Age still says how old.
   const age = ageOf(lastKnown.now(), oldestOf(copy, stale))
   return reason === 'fresh_window'

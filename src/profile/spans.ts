@@ -8,7 +8,7 @@ import { ATTR_ERROR_TYPE } from '@opentelemetry/semantic-conventions'
 import { ATTR } from '../tracing/tracer.ts'
 import type { Joined } from './single-flight.ts'
 
-interface Loaded { degraded: string | undefined, stale: string | undefined, freshness: string }
+interface Loaded { degraded: readonly string[], stale: readonly string[], freshness: string }
 
 export interface ProfileSpan {
   /** Runs the work of a run this request starts inside the span, so the upstream calls are its children. */
@@ -29,12 +29,12 @@ export function profileSpans (tracer: Tracer) {
 
   function ended<T extends Loaded> (span: Span, loaded: T): T {
     span.setAttribute(ATTR.FRESHNESS, loaded.freshness)
-    if (loaded.stale !== undefined) span.setAttribute(ATTR.STALE, loaded.stale.split(','))
-    if (loaded.degraded === undefined) {
+    if (loaded.stale.length > 0) span.setAttribute(ATTR.STALE, [...loaded.stale])
+    if (loaded.degraded.length === 0) {
       span.setAttribute(ATTR.PROFILE_OUTCOME, 'ok')
     } else {
-      span.setAttributes({ [ATTR.PROFILE_OUTCOME]: 'degraded', [ATTR.DEGRADED]: loaded.degraded.split(',') })
-      span.setStatus({ code: SpanStatusCode.ERROR, message: `degraded: ${loaded.degraded}` })
+      span.setAttributes({ [ATTR.PROFILE_OUTCOME]: 'degraded', [ATTR.DEGRADED]: [...loaded.degraded] })
+      span.setStatus({ code: SpanStatusCode.ERROR, message: `degraded: ${loaded.degraded.join(',')}` })
     }
     span.end()
     return loaded

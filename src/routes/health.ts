@@ -4,7 +4,7 @@ import fp from 'fastify-plugin'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ServiceUnavailableError } from '../errors.ts'
 import { errorResponse } from '../plugins/external/docs.ts'
-import { REDIS_STATES } from '../plugins/app/redis.ts'
+import { REDIS_STATES } from '../shared-redis.ts'
 import { ref } from '../plugins/app/shared-schemas.ts'
 
 const Live = Type.Object({ status: Type.Literal('ok') }, { $id: 'HealthLive', description: 'The process is up.' })

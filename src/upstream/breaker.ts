@@ -242,3 +242,21 @@ export function createBreakers (
 
   return { admit, settleError, settleAnswer, states }
 }
+
+/** Breaker states as the gauge reports them: 0 closed, 1 half-open, 2 open. */
+export const BREAKER_STATE_VALUES: Record<BreakerState, number> = { closed: 0, half_open: 1, open: 2 }
+
+/** The breakers' gauge, read when scraped from `states` (the client's `breakerStates`). */
+export function breakerMetrics ({ Gauge }: Pick<typeof import('prom-client'), 'Gauge'>,
+  registry: import('prom-client').Registry, states: () => Record<OperationName, BreakerState>): void {
+  // eslint-disable-next-line no-new -- prom-client metrics live in the registry they are given
+  new Gauge({
+    name: 'bff_upstream_breaker_state',
+    help: 'Circuit breaker state per upstream operation: 0 closed, 1 half-open, 2 open.',
+    labelNames: ['operation'] as const,
+    registers: [registry],
+    collect () {
+      for (const [operation, state] of Object.entries(states())) this.set({ operation }, BREAKER_STATE_VALUES[state])
+    }
+  })
+}

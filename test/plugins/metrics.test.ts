@@ -3,7 +3,11 @@
 import * as prom from 'prom-client'
 import t from 'tap'
 import * as fx from '../../schemas/fixtures.ts'
-import { createDriftTracker, createMetrics, MAX_CONTRACT_PATHS, MAX_PASSTHROUGH_PATHS, normalizeContractPath, OTHER_PATH } from '../../src/plugins/app/metrics.ts'
+import { breakerMetrics } from '../../src/upstream/breaker.ts'
+import type { BreakerState } from '../../src/upstream/client.ts'
+import { createDriftTracker, MAX_PASSTHROUGH_PATHS } from '../../src/upstream/contract/drift.ts'
+import { MAX_CONTRACT_PATHS, normalizeContractPath, OTHER_PATH, upstreamMetrics } from '../../src/upstream/metrics.ts'
+import type { OperationName } from '../../schemas/operations.ts'
 import { operations, operationNames } from '../../schemas/operations.ts'
 import { buildTestApp, CONSOLE_KEY, DEALER_KEY, JWT_SECRET, PASSPORT_KEY, type TestApp } from '../helpers/build-app.ts'
 import { JSON_UTF8, slashRedirect } from '../helpers/upstream-mock.ts'
@@ -183,9 +187,10 @@ t.test('contract path labels: indexes folded, odd characters replaced, length an
   t.equal(normalizeContractPath('/data/ключ x"y'), '/data/_____x_y')
   t.ok(normalizeContractPath(`/${'a'.repeat(500)}`).length <= 120)
 
-  const metrics = createMetrics(prom)
+  const registry = new prom.Registry()
+  const observer = upstreamMetrics(prom, registry)
   for (let i = 0; i < MAX_CONTRACT_PATHS + 50; i++) {
-    metrics.observer.exchange({
+    observer.exchange({
       operation: 'dealer.client',
       outcome: 'contract',
       status: 200,
@@ -194,7 +199,7 @@ t.test('contract path labels: indexes folded, odd characters replaced, length an
       contractErrors: [{ path: `/data/field_${i}`, message: 'must be string' }]
     })
   }
-  const samples = parse(await metrics.registry.metrics()).filter(s => s.name === 'bff_upstream_contract_violations_total')
+  const samples = parse(await registry.metrics()).filter(s => s.name === 'bff_upstream_contract_violations_total')
   t.equal(samples.length, MAX_CONTRACT_PATHS + 1, 'the cap plus one overflow series')
   t.equal(value(samples, 'bff_upstream_contract_violations_total', { path: OTHER_PATH }), 50)
 })
@@ -215,14 +220,17 @@ t.test('the upstream client reports its breakers to the gauge', async t => {
 })
 
 t.test('breaker state gauge: 0 closed, 1 half-open, 2 open', async t => {
-  const metrics = createMetrics(prom)
-  const state = async () => value(parse(await metrics.registry.metrics()), 'bff_upstream_breaker_state', { operation: 'dealer.discount' })
+  const registry = new prom.Registry()
+  const states = Object.fromEntries(operationNames.map(operation => [operation, 'closed'])) as
+    Record<OperationName, BreakerState>
+  breakerMetrics(prom, registry, () => states)
+  const state = async () => value(parse(await registry.metrics()), 'bff_upstream_breaker_state', { operation: 'dealer.discount' })
   t.equal(await state(), 0)
-  metrics.observer.breaker('dealer.discount', 'open')
-  t.equal(await state(), 2)
-  metrics.observer.breaker('dealer.discount', 'half_open')
+  states['dealer.discount'] = 'open'
+  t.equal(await state(), 2, 'read at each scrape')
+  states['dealer.discount'] = 'half_open'
   t.equal(await state(), 1)
-  metrics.observer.breaker('dealer.discount', 'closed')
+  states['dealer.discount'] = 'closed'
   t.equal(await state(), 0)
 })
 

@@ -9,11 +9,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type, type Static } from 'typebox'
 import { Compile } from 'typebox/compile'
 import { Login, Uuid, VendorCode } from '../../../schemas/common.ts'
-import type { PassportParams } from '../../../schemas/passport.ts'
+import type { Caller } from '../../auth/caller.ts'
 import { KEY_SET_ALGORITHMS, type KeyAlgorithm } from '../../auth/jwk.ts'
-import { RemoteKeySet } from '../../auth/key-set.ts'
+import { keySetMetrics, RemoteKeySet } from '../../auth/key-set.ts'
 import type { Config } from '../../config.ts'
 import { ServiceUnavailableError, UnauthorizedError } from '../../errors.ts'
+import { metricsOf } from './metrics.ts'
 
 /** The claims a caller's token must carry; others are ignored. */
 export const CallerClaims = Type.Object({
@@ -23,9 +24,6 @@ export const CallerClaims = Type.Object({
   exp: Type.Number()
 }, { description: "Claims of a caller's bearer token: `sub` is the client's uid_client." })
 export type CallerClaims = Static<typeof CallerClaims>
-
-/** Who is calling: exactly what the passport lookup needs, `uid_client` upper-cased as the upstream writes it. */
-export type Caller = Readonly<PassportParams>
 
 export type JwtAlgorithm = 'HS256' | KeyAlgorithm
 
@@ -160,6 +158,8 @@ async function tokenVerifier (fastify: FastifyInstance, config: Config): Promise
     })
   })
   fastify.decorate('keySet', keySet)
+  const metrics = metricsOf(fastify)
+  if (metrics !== null) keySetMetrics(metrics.prom, metrics.registry, keySet)
   // Loading starts with the app, not with the first request, and never holds start-up: readiness waits.
   fastify.addHook('onReady', async () => { keySet.start() })
   fastify.addHook('onClose', async () => { await keySet.stop() })

@@ -1,8 +1,12 @@
-// The upstream client as a decorator: one per app, its connections closed when the app closes.
+// The upstream client as a decorator: one per app, its connections closed when the app closes. With metrics on,
+// the client reports its exchanges to the upstream metrics and its breakers are read at each scrape.
 import fp from 'fastify-plugin'
 import type { Dispatcher } from 'undici'
 import type { Config } from '../../config.ts'
-import { createUpstreamClient, type UpstreamClient, type UpstreamObserver } from '../../upstream/client.ts'
+import { breakerMetrics } from '../../upstream/breaker.ts'
+import { createUpstreamClient, type UpstreamClient } from '../../upstream/client.ts'
+import { upstreamMetrics } from '../../upstream/metrics.ts'
+import { metricsOf } from './metrics.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -14,11 +18,10 @@ export interface UpstreamPluginOptions {
   config: Config
   /** Replaces the client's own Agent (tests pass a MockAgent); its owner closes it. */
   dispatcher?: Dispatcher
-  /** Told of every exchange and breaker change (the metrics plugin's observer). */
-  observer?: UpstreamObserver
 }
 
-export default fp<UpstreamPluginOptions>(async function upstreamPlugin (fastify, { config, dispatcher, observer }) {
+export default fp<UpstreamPluginOptions>(async function upstreamPlugin (fastify, { config, dispatcher }) {
+  const metrics = metricsOf(fastify)
   const client = createUpstreamClient({
     baseUrl: config.UPSTREAM_URL,
     keys: { passport: config.PASSPORT_API_KEY, dealer: config.DEALER_API_KEY },
@@ -32,8 +35,9 @@ export default fp<UpstreamPluginOptions>(async function upstreamPlugin (fastify,
       halfOpenAfterMs: config.UPSTREAM_BREAKER_HALF_OPEN_MS
     },
     ...(dispatcher === undefined ? {} : { dispatcher }),
-    ...(observer === undefined ? {} : { observer })
+    ...(metrics === null ? {} : { observer: upstreamMetrics(metrics.prom, metrics.registry) })
   })
   fastify.decorate('upstream', client)
+  if (metrics !== null) breakerMetrics(metrics.prom, metrics.registry, client.breakerStates)
   fastify.addHook('onClose', async () => { await client.close() })
 }, { name: 'upstream' })

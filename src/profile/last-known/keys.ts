@@ -4,7 +4,7 @@
 import {
   createCipheriv, createDecipheriv, createHash, createHmac, createSecretKey, hkdfSync, randomBytes, type KeyObject
 } from 'node:crypto'
-import type { Caller } from '../../plugins/app/auth.ts'
+import type { Caller } from '../../auth/caller.ts'
 
 const VERSION = 1
 const ID_BYTES = 4

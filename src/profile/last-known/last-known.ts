@@ -3,8 +3,8 @@
 // verified token names. In Redis when REDIS_URL and PROFILE_CACHE_KEY are set, else in the process.
 import type { FastifyBaseLogger } from 'fastify'
 import { profileCacheKeys, type Config } from '../../config.ts'
-import type { Caller } from '../../plugins/app/auth.ts'
-import type { SharedRedis } from '../../plugins/app/redis.ts'
+import type { Caller } from '../../auth/caller.ts'
+import type { SharedRedis } from '../../shared-redis.ts'
 import { decodeEntry, encodeEntry, sectionsSince, type LastKnownEntry, type SectionTimes } from './entry.ts'
 import { cacheKey, identityName, processKey } from './keys.ts'
 import { memoryStore } from './memory-store.ts'
@@ -28,7 +28,6 @@ export interface LastKnownOptions {
 
 export interface LastKnown {
   readonly store: 'memory' | 'redis'
-  readonly observer: LastKnownObserver
   /** PROFILE_FRESH_S in milliseconds; 0 when off. */
   readonly freshMs: number
   now (): number
@@ -47,6 +46,8 @@ export interface LastKnown {
   forget (caller: Caller): void
   /** Bytes held in the process. */
   readonly size: number
+  /** Lets go of what the process holds (the app closes); copies in Redis stay for the next instance. */
+  close (): void
 }
 
 /** The store, or null when copies are off (PROFILE_STALE_IF_ERROR_S and PROFILE_FRESH_S both 0). */
@@ -81,7 +82,6 @@ export function createLastKnown (options: LastKnownOptions): LastKnown | null {
 
   return {
     store: store.kind,
-    observer,
     freshMs,
     now,
     async read (caller, timeoutMs) {
@@ -103,6 +103,7 @@ export function createLastKnown (options: LastKnownOptions): LastKnown | null {
     },
     write (caller, times, body) { store.write(names(caller)[0]!, encodeEntry(times, body)) },
     forget (caller) { store.delete(names(caller)) },
-    get size () { return store.size }
+    get size () { return store.size },
+    close () { store.clear() }
   }
 }

@@ -71,6 +71,7 @@ export function memoryStore (maxBytes: number, observer: LastKnownObserver): Cop
       observer.written()
     },
     delete (names) { for (const name of names) copies.delete(name) },
-    get size () { return copies.calculatedSize }
+    get size () { return copies.calculatedSize },
+    clear () { copies.clear() }
   }
 }

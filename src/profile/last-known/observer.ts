@@ -1,11 +1,10 @@
-// What the last-known store reports to metrics; every value comes from a small known set.
-import type { StaleSection } from '../../../schemas/profile.ts'
+// What the last-known store reports to metrics, and those metrics; every value comes from a small known set.
+import type { Registry } from 'prom-client'
+import type { PromClient } from '../../prom.ts'
 
 export type CopyStoreOperation = 'read' | 'write' | 'delete'
 
 export interface LastKnownObserver {
-  /** A section answered from a copy, and why: the failure's reason, or `fresh_window` (PROFILE_FRESH_S). */
-  served (section: StaleSection, reason: string): void
   written (): void
   /** A copy pushed out of the memory store by its byte bound. */
   evicted (): void
@@ -16,9 +15,42 @@ export interface LastKnownObserver {
 }
 
 export const NO_OBSERVER: LastKnownObserver = {
-  served () {},
   written () {},
   evicted () {},
   decryptFailed () {},
   storeFailed () {}
+}
+
+/** The store's counters; returns the observer the store reports to. */
+export function lastKnownMetrics ({ Counter }: Pick<PromClient, 'Counter'>, registry: Registry): LastKnownObserver {
+  const registers = [registry]
+  const copiesWritten = new Counter({
+    name: 'bff_profile_copies_written_total',
+    help: 'Last-known profile copies written (after fresh answers).',
+    registers
+  })
+  const copiesEvicted = new Counter({
+    name: 'bff_profile_copies_evicted_total',
+    help: 'Last-known profile copies pushed out of the in-process store by PROFILE_CACHE_MAX_BYTES ' +
+      '(least recently used first).',
+    registers
+  })
+  const copyDecryptFailures = new Counter({
+    name: 'bff_profile_copy_decrypt_failures_total',
+    help: 'Last-known copies in Redis that no PROFILE_CACHE_KEY opened (a removed key, or tampering); each was a miss.',
+    registers
+  })
+  const copyStoreFailures = new Counter({
+    name: 'bff_profile_copy_store_failures_total',
+    help: 'Redis commands of the last-known store that failed or timed out, by operation (read, write, delete); ' +
+      'the request went on without them.',
+    labelNames: ['operation'] as const,
+    registers
+  })
+  return {
+    written () { copiesWritten.inc() },
+    evicted () { copiesEvicted.inc() },
+    decryptFailed () { copyDecryptFailures.inc() },
+    storeFailed (operation) { copyStoreFailures.inc({ operation }) }
+  }
 }

@@ -2,7 +2,7 @@
 // AES-256-GCM under PROFILE_CACHE_KEY, each key name an HMAC, with a TTL of the longest a copy may serve.
 // Best-effort like the rate limits: a read is bounded and a failure is a miss, writes are never awaited.
 import type { FastifyBaseLogger } from 'fastify'
-import type { SharedRedis } from '../../plugins/app/redis.ts'
+import type { SharedRedis } from '../../shared-redis.ts'
 import { open, seal, type CacheKey } from './keys.ts'
 import type { LastKnownObserver } from './observer.ts'
 import type { CopyStore } from './store.ts'
@@ -56,6 +56,8 @@ export function redisStore ({ redis, keys, ttlSeconds, observer, log }: RedisSto
     delete (names) {
       client.del(...names).catch((error: unknown) => { failed('delete', error) })
     },
-    size: 0
+    size: 0,
+    // The shared Redis is closed by its plugin; the copies in it serve the next instance.
+    clear () {}
   }
 }

@@ -12,4 +12,6 @@ export interface CopyStore {
   delete (names: readonly string[]): void
   /** Bytes held in the process (memory), 0 for Redis. */
   readonly size: number
+  /** Drops what the process holds (memory); Redis keeps its copies. */
+  clear (): void
 }
