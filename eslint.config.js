@@ -1,6 +1,14 @@
 import neostandard from 'neostandard'
 import importX from 'eslint-plugin-import-x'
 
+// The layers inside src/ (docs/architecture.md): the files directly in src/ but the top three are shared leaves.
+const TOP = ['./src/app.ts', './src/server.ts', './src/compile-cache.ts']
+const SHARED_LEAVES = './src/!(app|server|compile-cache).ts'
+// Every folder of src/, the contract first as it is the only one inside another that the zones tell apart.
+const FOLDERS = ['./src/upstream/contract', './src/tracing', './src/auth', './src/upstream', './src/profile',
+  './src/plugins', './src/routes']
+const without = (list, item) => list.filter(entry => entry !== item)
+
 export default [
   ...neostandard({ ts: true, ignores: ['node_modules/**', '.tap/**', 'coverage/**', 'test-output/**', 'scratch/**'] }),
   {
@@ -11,8 +19,9 @@ export default [
       '@typescript-eslint/no-redeclare': 'off',
       // Layers point one way (docs/architecture.md); a cycle is a layer pointing back.
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
-      // What each folder may import: production code (src/, the image) never reaches dev-only code, the
-      // schemas stay below the app, and the bench stands apart from the tests.
+      // The layers of docs/architecture.md, one zone each: production code (src/, the image) never reaches dev-only
+      // code, the schemas stay below the app, the bench stands apart from the tests, and inside src/ no layer
+      // imports one above it.
       'import-x/no-restricted-paths': ['error', {
         basePath: import.meta.dirname,
         zones: [
@@ -28,17 +37,58 @@ export default [
           },
           { target: './bench', from: './test', message: 'Shared dev helpers live in sandbox/ or scripts/.' },
           {
-            target: './src/upstream',
-            from: ['./src/plugins', './src/routes', './src/profile', './src/auth'],
-            message: 'The upstream client knows nothing of the app above it.'
+            target: SHARED_LEAVES,
+            from: [...FOLDERS, ...TOP],
+            message: 'A shared leaf of src/ imports only schemas/ and the other leaves.'
           },
           {
             target: './src/tracing',
-            from: ['./src/plugins', './src/routes', './src/profile', './src/upstream'],
+            from: without(FOLDERS, './src/tracing').concat(TOP),
             message: 'Tracing is told what it needs by app.ts.'
           },
-          { target: './src/profile', from: './src/routes', message: 'Routes call the profile flow, never the reverse.' },
-          { target: './src/plugins', from: './src/routes', message: 'Routes use the plugins, never the reverse.' }
+          {
+            target: './src/auth',
+            from: without(FOLDERS, './src/auth').concat(TOP),
+            message: 'The key checks and the key set know nothing of the app that uses them.'
+          },
+          {
+            target: './src/upstream/contract',
+            from: without(FOLDERS, './src/upstream/contract').concat(TOP),
+            except: ['./contract'],
+            message: 'The contract checks answers against the schemas and needs nothing of the call around it.'
+          },
+          {
+            target: './src/upstream/errors.ts',
+            from: without(FOLDERS, './src/upstream/contract').concat(TOP),
+            except: ['./contract', './errors.ts'],
+            message: 'The upstream failure is below the transport that reports it: it needs only the contract.'
+          },
+          {
+            target: './src/upstream/transport',
+            from: without(FOLDERS, './src/upstream/contract').concat(TOP),
+            except: ['./transport', './contract', './errors.ts'],
+            message: 'The transport is below the client: the wire, the upstream failure and the contract only.'
+          },
+          {
+            target: './src/upstream',
+            from: ['./src/auth', './src/profile', './src/plugins', './src/routes', ...TOP],
+            message: 'The upstream client knows nothing of the app above it.'
+          },
+          {
+            target: './src/profile',
+            from: ['./src/plugins', './src/routes', ...TOP],
+            message: 'The profile flow is below the plugins that hold it and the routes that call it.'
+          },
+          {
+            target: './src/plugins',
+            from: ['./src/routes', ...TOP],
+            message: 'Routes use the plugins, never the reverse.'
+          },
+          {
+            target: './src/routes',
+            from: TOP,
+            message: 'app.ts, server.ts and compile-cache.ts are the top of src/: nothing imports them back.'
+          }
         ]
       }]
     }

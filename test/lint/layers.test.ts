@@ -1,60 +1,124 @@
-// The lint rules that keep the layers pointing one way (eslint.config.js, docs/architecture.md) fail on
-// a deliberate import cycle and on an import that points up a layer.
+// The lint rules that keep the layers pointing one way (eslint.config.js, docs/architecture.md): each zone of
+// import-x/no-restricted-paths fails on a deliberate violation, the imports the layer table allows pass, and an
+// import cycle fails. The project's config is copied into a temporary directory and only a few synthetic files
+// are linted there: nothing is written into the checkout, and the real tree is linted by `npm run lint`.
 import t from 'tap'
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { ESLint } from 'eslint'
-
-type Test = Parameters<Parameters<typeof t.test>[0]>[0]
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, relative } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { ESLint, type Linter } from 'eslint'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 
-/** Lints files written under `dir` (inside the checkout, so the project's config and zones apply). */
-async function lint (t: Test, dir: string, files: Record<string, string>) {
-  const base = join(ROOT, dir)
-  mkdirSync(base, { recursive: true })
-  t.teardown(() => rmSync(base, { recursive: true, force: true }))
-  for (const [name, text] of Object.entries(files)) writeFileSync(join(base, name), text)
-  const eslint = new ESLint({ cwd: ROOT })
-  const results = await eslint.lintFiles(Object.keys(files).map(name => join(base, name)))
-  return results.flatMap(result => result.messages.map(message => message.ruleId))
+/** One synthetic file of the temporary tree that imports another. */
+interface Case { file: string, imports: string }
+
+/** Imports that break a zone: each must be reported (and between them, every zone must be). */
+const violations: Case[] = [
+  { file: 'src/x.ts', imports: 'sandbox/sign.ts' },
+  { file: 'src/upstream/x.ts', imports: 'test/helpers/tokens.ts' },
+  { file: 'schemas/x.ts', imports: 'src/upstream/client.ts' },
+  { file: 'bench/x.ts', imports: 'test/helpers/tokens.ts' },
+  { file: 'src/errors.ts', imports: 'src/plugins/app/errors.ts' },
+  { file: 'src/client-errors.ts', imports: 'src/app.ts' },
+  { file: 'src/tracing/x.ts', imports: 'src/upstream/client.ts' },
+  { file: 'src/tracing/x.ts', imports: 'src/plugins/app/metrics.ts' },
+  { file: 'src/auth/x.ts', imports: 'src/plugins/app/auth.ts' },
+  { file: 'src/upstream/contract/x.ts', imports: 'src/upstream/client.ts' },
+  { file: 'src/upstream/contract/y.ts', imports: 'src/upstream/errors.ts' },
+  { file: 'src/upstream/errors.ts', imports: 'src/upstream/transport/exchange.ts' },
+  { file: 'src/upstream/transport/x.ts', imports: 'src/upstream/breaker.ts' },
+  { file: 'src/upstream/transport/y.ts', imports: 'src/tracing/tracer.ts' },
+  { file: 'src/upstream/z.ts', imports: 'src/auth/caller.ts' },
+  { file: 'src/upstream/y.ts', imports: 'src/profile/flow.ts' },
+  { file: 'src/profile/x.ts', imports: 'src/plugins/app/auth.ts' },
+  { file: 'src/profile/y.ts', imports: 'src/routes/profile.ts' },
+  { file: 'src/plugins/app/x.ts', imports: 'src/routes/profile.ts' },
+  { file: 'src/routes/x.ts', imports: 'src/app.ts' }
+]
+
+/** Imports the layer table allows: none may be reported by a zone. */
+const allowed: Case[] = [
+  { file: 'src/profile/ok.ts', imports: 'src/auth/caller.ts' },
+  { file: 'src/profile/ok2.ts', imports: 'src/upstream/client.ts' },
+  { file: 'src/upstream/transport/ok.ts', imports: 'src/upstream/errors.ts' },
+  { file: 'src/upstream/transport/ok2.ts', imports: 'src/upstream/contract/check.ts' },
+  { file: 'src/upstream/errors-ok.ts', imports: 'src/upstream/contract/check.ts' },
+  { file: 'src/upstream/contract/ok.ts', imports: 'src/errors.ts' },
+  { file: 'src/upstream/ok.ts', imports: 'src/tracing/tracer.ts' },
+  { file: 'src/shared-ok.ts', imports: 'src/config.ts' },
+  { file: 'src/plugins/app/ok.ts', imports: 'src/profile/flow.ts' },
+  { file: 'src/routes/ok.ts', imports: 'src/plugins/app/auth.ts' },
+  { file: 'src/server.ts', imports: 'src/app.ts' },
+  { file: 'src/app.ts', imports: 'src/routes/profile.ts' },
+  { file: 'sandbox/ok.ts', imports: 'src/config.ts' }
+]
+
+/** The zones of the project's config, as written there. */
+async function configuredZones (): Promise<Array<{ message: string }>> {
+  const config = (await import(pathToFileURL(join(ROOT, 'eslint.config.js')).href) as { default: Linter.Config[] }).default
+  for (const block of config) {
+    const rule = block.rules?.['import-x/no-restricted-paths']
+    if (Array.isArray(rule)) return (rule[1] as { zones: Array<{ message: string }> }).zones
+  }
+  throw new Error('eslint.config.js has no import-x/no-restricted-paths rule')
 }
 
+/** A file importing `target` (a side-effect import is enough for the rules), relative to itself. */
+function importer (from: string, target: string): string {
+  let path = relative(dirname(from), target)
+  if (!path.startsWith('.')) path = `./${path}`
+  return `import '${path}'\n`
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'layers-'))
+t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+// The config as it is, with the packages it loads; its basePath (import.meta.dirname) is then this directory.
+copyFileSync(join(ROOT, 'eslint.config.js'), join(dir, 'eslint.config.js'))
+writeFileSync(join(dir, 'package.json'), '{ "type": "module" }\n')
+symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir')
+
+const files = new Map<string, string>()
+for (const { file, imports } of [...violations, ...allowed]) {
+  files.set(file, (files.get(file) ?? '') + importer(file, imports))
+  if (!files.has(imports)) files.set(imports, 'export {}\n')
+}
+files.set('src/cycle-a.ts', "import { b } from './cycle-b.ts'\nexport const a = (): unknown => b\n")
+files.set('src/cycle-b.ts', "import { a } from './cycle-a.ts'\nexport const b = (): unknown => a\n")
+for (const [file, text] of files) {
+  mkdirSync(join(dir, dirname(file)), { recursive: true })
+  writeFileSync(join(dir, file), text)
+}
+
+const linted = [...new Set([...violations, ...allowed].map(c => c.file)), 'src/cycle-a.ts']
+const results = await new ESLint({ cwd: dir }).lintFiles(linted.map(file => join(dir, file)))
+const messages = new Map(results.map(result => [relative(dir, result.filePath), result.messages]))
+
+/** The zone messages reported for `file`'s import of `imports`. */
+function zoneMessages ({ file, imports }: Case): string[] {
+  const line = (files.get(file) ?? '').split('\n').indexOf(importer(file, imports).trimEnd()) + 1
+  return (messages.get(file) ?? [])
+    .filter(message => message.ruleId === 'import-x/no-restricted-paths' && message.line === line)
+    .map(message => message.message)
+}
+
+t.test('every deliberate violation is reported by a zone', async t => {
+  for (const violation of violations) {
+    t.not(zoneMessages(violation).length, 0, `${violation.file} importing ${violation.imports}`)
+  }
+})
+
+t.test('every zone of the config fails on one of them', async t => {
+  const reported = violations.flatMap(zoneMessages).join('\n')
+  for (const { message } of await configuredZones()) t.ok(reported.includes(message), message)
+})
+
+t.test('the imports the layer table allows pass', async t => {
+  for (const fine of allowed) t.strictSame(zoneMessages(fine), [], `${fine.file} importing ${fine.imports}`)
+})
+
 t.test('an import cycle fails the lint', async t => {
-  const rules = await lint(t, 'src/zz-lint-cycle', {
-    'a.ts': "import { b } from './b.ts'\nexport const a = (): unknown => b\n",
-    'b.ts': "import { a } from './a.ts'\nexport const b = (): unknown => a\n"
-  })
+  const rules = (messages.get('src/cycle-a.ts') ?? []).map(message => message.ruleId)
   t.ok(rules.includes('import-x/no-cycle'), 'import-x/no-cycle reports it')
-})
-
-t.test('a type-only cycle across layers fails too, by the layer zones', async t => {
-  const rules = await lint(t, 'src/upstream/zz-lint-layer', {
-    'up.ts': "import type { Caller } from '../../plugins/app/auth.ts'\nexport type C = Caller\n"
-  })
-  t.ok(rules.includes('import-x/no-restricted-paths'), 'the upstream client may not import a plugin')
-})
-
-t.test('production code may not import the sandbox', async t => {
-  const rules = await lint(t, 'src/zz-lint-sandbox', {
-    'x.ts': "import { signToken } from '../../sandbox/sign.ts'\nexport const s = signToken\n"
-  })
-  t.ok(rules.includes('import-x/no-restricted-paths'))
-})
-
-t.test('the schemas may not import src/: they are the source of truth src/ builds on', async t => {
-  const rules = await lint(t, 'schemas/zz-lint-src', {
-    'x.ts': "import { operations } from '../../src/upstream/client.ts'\nexport const o = operations\n"
-  })
-  t.ok(rules.includes('import-x/no-restricted-paths'))
-})
-
-t.test('the tree as it is passes the layer rules', async t => {
-  const eslint = new ESLint({ cwd: ROOT })
-  const results = await eslint.lintFiles(['src', 'schemas', 'bench'])
-  const layered = results.flatMap(result => result.messages
-    .filter(message => message.ruleId === 'import-x/no-cycle' || message.ruleId === 'import-x/no-restricted-paths')
-    .map(message => `${result.filePath}:${message.line} ${message.message}`))
-  t.strictSame(layered, [])
 })
