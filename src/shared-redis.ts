@@ -68,7 +68,9 @@ export function connectRedis (RedisClient: typeof Redis, url: string, config: Re
   }
   function goUp (): void {
     if (state === 'up') return
-    log.info({}, state === 'connecting' ? 'Redis connected: rate limits are shared' : 'Redis answers again: rate limits are shared')
+    log.info({}, state === 'connecting'
+      ? 'Redis connected: rate limits are shared'
+      : 'Redis answers again: rate limits are shared')
     state = 'up'
   }
 

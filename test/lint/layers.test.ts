@@ -57,7 +57,8 @@ const allowed: Case[] = [
 
 /** The zones of the project's config, as written there. */
 async function configuredZones (): Promise<Array<{ message: string }>> {
-  const config = (await import(pathToFileURL(join(ROOT, 'eslint.config.js')).href) as { default: Linter.Config[] }).default
+  const url = pathToFileURL(join(ROOT, 'eslint.config.js')).href
+  const config = (await import(url) as { default: Linter.Config[] }).default
   for (const block of config) {
     const rule = block.rules?.['import-x/no-restricted-paths']
     if (Array.isArray(rule)) return (rule[1] as { zones: Array<{ message: string }> }).zones

@@ -224,7 +224,8 @@ t.test('breaker state gauge: 0 closed, 1 half-open, 2 open', async t => {
   const states = Object.fromEntries(operationNames.map(operation => [operation, 'closed'])) as
     Record<OperationName, BreakerState>
   breakerMetrics(prom, registry, () => states)
-  const state = async () => value(parse(await registry.metrics()), 'bff_upstream_breaker_state', { operation: 'dealer.discount' })
+  const state = async () =>
+    value(parse(await registry.metrics()), 'bff_upstream_breaker_state', { operation: 'dealer.discount' })
   t.equal(await state(), 0)
   states['dealer.discount'] = 'open'
   t.equal(await state(), 2, 'read at each scrape')
