@@ -1,0 +1,39 @@
+// The profile plugin: `fastify.profile` holds the flow and the last-known store; the copies it keeps in the
+// process are let go when the app closes; with copies off there is no store at all.
+import { setImmediate as nextTurn } from 'node:timers/promises'
+import t from 'tap'
+import * as fx from '../../schemas/fixtures.ts'
+import { operations } from '../../schemas/operations.ts'
+import { buildTestApp, type TestApp } from '../helpers/build-app.ts'
+import { bearer, hs256 } from '../helpers/tokens.ts'
+import { JSON_UTF8 } from '../helpers/upstream-mock.ts'
+
+function answer (upstream: TestApp['upstream'], path: string, body: unknown) {
+  upstream.intercept({ path, method: 'POST' }).reply(200, JSON.stringify(body), { headers: JSON_UTF8 })
+}
+
+t.test('a fresh answer becomes the caller\'s copy in the process; closing the app lets it go', async t => {
+  const { app, agent, upstream } = await buildTestApp(t)
+  const lastKnown = app.profile.lastKnown
+  if (lastKnown === null) throw new Error('copies are on by default (PROFILE_STALE_IF_ERROR_S)')
+  t.equal(lastKnown.store, 'memory')
+  answer(upstream, operations['passport.get_client'].path, fx.passportFound)
+  answer(upstream, operations['dealer.discount'].path, fx.discountWithBonuses)
+  answer(upstream, operations['dealer.client'].path, fx.contractorResult)
+  const res = await app.inject({ url: '/api/users/profile', headers: bearer(hs256()) })
+  t.equal(res.statusCode, 200)
+  t.equal(res.headers['content-type'], 'application/json; charset=utf-8', 'the serialized bytes, sent as JSON')
+  t.same(res.json().degraded, [])
+  agent.assertNoPendingInterceptors()
+  // The copy is written once the answer has gone.
+  await nextTurn()
+  t.ok(lastKnown.size > 0, 'the copy is held')
+  await app.close()
+  t.equal(lastKnown.size, 0, 'released with the app')
+})
+
+t.test('with both windows at 0 the plugin holds no store', async t => {
+  const { app } = await buildTestApp(t, { PROFILE_STALE_IF_ERROR_S: '0', PROFILE_FRESH_S: '0' })
+  t.equal(app.profile.lastKnown, null)
+  t.equal(typeof app.profile.answer, 'function')
+})
