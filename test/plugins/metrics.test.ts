@@ -180,6 +180,37 @@ t.test('contract violations by operation and field path, array indexes folded', 
   t.strictSame(violations.map(s => [s.labels.operation, s.labels.path, s.value]), [['passport.get_client', '/catalog_cars_view/*/data', 2]])
 })
 
+t.test('degraded sections count per answer sent, stale ones per load, both through the profile observer', async t => {
+  const { app, upstream } = await metricsApp(t)
+  const passport = operations['passport.get_client'].path
+  // First a fresh profile without its contractor: the copy keeps the passport and the discount.
+  answer(upstream, passport, 200, fx.passportFound)
+  answer(upstream, operations['dealer.discount'].path, 200, fx.discountWithBonuses)
+  answer(upstream, operations['dealer.client'].path, 500, { success: false })
+  t.equal((await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })).headers['x-degraded'], 'contractor')
+  await new Promise(resolve => setImmediate(resolve))
+  // Then a burst of the same caller with both dealers down: the discount from the copy, the contractor degraded.
+  upstream.intercept({ path: passport, method: 'POST' }).reply(200, JSON.stringify(fx.passportFound),
+    { headers: JSON_UTF8 }).persist()
+  upstream.intercept({ path: operations['dealer.discount'].path, method: 'POST' }).reply(500, '{}',
+    { headers: JSON_UTF8 }).persist()
+  upstream.intercept({ path: operations['dealer.client'].path, method: 'POST' }).reply(500, '{}',
+    { headers: JSON_UTF8 }).persist()
+  const burst = await Promise.all([1, 2, 3].map(() => app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })))
+  for (const res of burst) {
+    t.equal(res.headers['x-degraded'], 'contractor')
+    t.equal(res.headers['x-stale'], 'discount')
+  }
+
+  const { samples } = await scrape(app)
+  // However many loads the burst shared (single-flight), each answer was sent degraded.
+  const loads = value(samples, 'bff_upstream_requests_total', { operation: 'passport.get_client', outcome: 'ok' })! - 1
+  t.ok(loads >= 1 && loads <= 3)
+  t.equal(value(samples, 'bff_profile_degraded_sections_total', { section: 'contractor' }), 4, 'one per answer')
+  t.equal(value(samples, 'bff_profile_stale_sections_total', { section: 'discount', reason: 'status' }), loads,
+    'one per load')
+})
+
 t.test('contract path labels: indexes folded, odd characters replaced, length and count bounded', async t => {
   t.equal(normalizeContractPath('/catalog_cars_view/3/data'), '/catalog_cars_view/*/data')
   t.equal(normalizeContractPath('/a/12/b/0'), '/a/*/b/*')
