@@ -20,7 +20,6 @@ import requestIdPlugin, { requestId } from './plugins/app/request-id.ts'
 import security, { frontServerOptions } from './plugins/external/security.ts'
 import sharedSchemas from './plugins/app/shared-schemas.ts'
 import upstream from './plugins/app/upstream.ts'
-import { serializerController } from './serializer.ts'
 import { withTraceLogFields } from './tracing/log-fields.ts'
 import serverSpans from './tracing/server-spans.ts'
 import { activeTracer } from './tracing/tracer.ts'
@@ -58,8 +57,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
     // own 503 body would not be our error body.
     return503OnClosing: false,
     clientErrorHandler,
-    ajv: { customOptions: { removeAdditional: false } },
-    schemaController: serializerController()
+    ajv: { customOptions: { removeAdditional: false } }
   }).withTypeProvider<TypeBoxTypeProvider>()
   // TypeBox's compiled validators check requests too: one validator for every contract.
   fastify.setValidatorCompiler(TypeBoxValidatorCompiler)

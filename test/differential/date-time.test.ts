@@ -1,8 +1,12 @@
 // The date-time format against TypeBox's own check (IsDateTime, the `date-time` format it registers),
-// over generated ISO 8601 strings with offsets: valid ones, and near-valid ones one edit away.
+// over generated ISO 8601 strings with offsets: valid ones, and near-valid ones one edit away; any string; the edge
+// cases by name. The one test of src/upstream/contract/formats.ts.
 import fc from 'fast-check'
 import t from 'tap'
+import { Compile } from 'typebox/compile'
 import { IsDateTime } from 'typebox/format'
+import { IsoDateTime } from '../../schemas/common.ts'
+import { compileOperationContracts } from '../../src/upstream/contract/check.ts'
 import { isDateTime } from '../../src/upstream/contract/formats.ts'
 
 const two = (n: number) => String(n).padStart(2, '0')
@@ -59,4 +63,25 @@ t.test('the date-time format answers as TypeBox for valid, near-valid and out-of
   t.ok(accepted.valid > seen.valid / 2, `most valid ones are accepted (${accepted.valid} of ${seen.valid}; a leap second is not always)`)
   t.ok(accepted.nearValid > 0 && accepted.nearValid < seen.nearValid, `near-valid ones go both ways (${accepted.nearValid} of ${seen.nearValid})`)
   t.ok(accepted.outOfRange > 0 && accepted.outOfRange < seen.outOfRange, `out-of-range ones too (${accepted.outOfRange} of ${seen.outOfRange})`)
+})
+
+t.test('any string, and the edge cases by name', async t => {
+  fc.assert(fc.property(fc.string(), value => isDateTime(value) === IsDateTime(value)), { seed: 21, numRuns: 3000 })
+  const cases = [
+    '2024-05-17T14:03:27.512345+03:00', '2024-02-29T00:00:00Z', '2023-02-29T00:00:00Z', '2000-02-29T00:00:00Z',
+    '1900-02-29T00:00:00Z', '2024-13-01T00:00:00Z', '2024-00-10T00:00:00Z', '2024-04-31T00:00:00Z',
+    '2024-05-17T24:00:00Z', '2024-05-17T23:60:00Z', '2016-12-31T23:59:60Z', '2016-12-31T23:59:60+01:00',
+    '2024-05-17T10:00:00+24:00', '2024-05-17T10:00:00+23:60', '2024-05-17T10:00:00', '2024-05-17t10:00:00z',
+    '2024-05-17 10:00:00Z', '2024-05-17T10:00:00.Z', '2024-05-17T10:00:00Z[Europe/Moscow]',
+    '２０２４-05-17T10:00:00Z'
+  ]
+  for (const value of cases) t.equal(isDateTime(value), IsDateTime(value), value)
+})
+
+t.test('the contracts compile with it: the schemas check date-times as before', async t => {
+  compileOperationContracts()
+  const check = Compile(IsoDateTime)
+  t.ok(check.Check('2024-05-17T14:03:27.512345+03:00'))
+  t.notOk(check.Check('2024-02-30T14:03:27+03:00'), 'an impossible day')
+  t.notOk(check.Check('2024-05-17T14:03:27'), 'no offset')
 })

@@ -84,3 +84,35 @@ t.test('with CORS_ORIGINS: the preflight still works, with Allow; wrong methods 
   t.equal(wrong.headers.get('allow'), 'GET, HEAD, OPTIONS')
   t.equal(wrong.headers.get('access-control-allow-origin'), ORIGIN, 'a browser can read the 405')
 })
+
+t.test('a path under a wildcard route is no known path: an unknown docs file is 404, not 405 (issue 35, item 10)',
+  async t => {
+    const base = await service(t)
+    const served = await fetch(`${base}/docs/static/index.html`)
+    t.equal(served.status, 200, 'the docs\' files are served')
+    await served.arrayBuffer()
+    for (const method of ['GET', 'OPTIONS']) {
+      const res = await fetch(`${base}/docs/static/no-such-file.js`, { method })
+      const { status, body } = await readAnswer(t, res)
+      t.equal(status, 404, `${method} of an unknown file`)
+      t.match(body, { statusCode: 404, code: 'NOT_FOUND' })
+      t.equal(res.headers.get('allow'), null)
+    }
+    const head = await fetch(`${base}/docs/static/no-such-file.js`, { method: 'HEAD' })
+    t.equal(head.status, 404, 'HEAD of an unknown file')
+  })
+
+t.test('with CORS_ORIGINS: OPTIONS of an unknown path is 404, as without CORS (issue 35, item 10)', async t => {
+  const base = await service(t, { CORS_ORIGINS: ORIGIN })
+  const preflight = { origin: ORIGIN, 'access-control-request-method': 'GET' }
+  for (const headers of [{}, { origin: ORIGIN }, preflight]) {
+    const res = await fetch(`${base}/nope`, { method: 'OPTIONS', headers })
+    const { status, body } = await readAnswer(t, res)
+    t.equal(status, 404, `headers: ${Object.keys(headers).join(', ') || 'none'}`)
+    t.match(body, { statusCode: 404, code: 'NOT_FOUND' })
+    t.equal(res.headers.get('allow'), null)
+  }
+  const known = await fetch(`${base}/api/users/profile`, { method: 'OPTIONS', headers: preflight })
+  t.equal(known.status, 204, 'a known path\'s preflight still passes')
+  t.equal(known.headers.get('allow'), 'GET, HEAD, OPTIONS')
+})

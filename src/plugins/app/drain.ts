@@ -7,31 +7,29 @@
 // But a request already in flight when the close began is answered as keep-alive, and Node does not look
 // again when that answer ends: the connection waits out keepAliveTimeout (72 s) and holds server.close()
 // open, so the process outlived SHUTDOWN_GRACE_MS for nothing (fastify/fastify#7044).
-import type { Socket } from 'node:net'
-import type { ServerResponse } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import fp from 'fastify-plugin'
 
-/** The answer a connection is writing now (node:http's own link from socket to response). */
-type HttpSocket = Socket & { _httpMessage?: ServerResponse | null }
-
 export default fp(async function drain (fastify) {
-  // Per connection, not per request: with keep-alive callers, connections are few and long-lived.
-  const sockets = new Set<HttpSocket>()
-  function forget (this: HttpSocket) { sockets.delete(this) }
-  fastify.server.on('connection', (socket: HttpSocket) => {
-    sockets.add(socket)
-    socket.once('close', forget)
+  // The answers not yet closed. Node's 'request' event, in the same tick as Fastify's own listener: a request
+  // is either here before the close begins, or routed after it (and then answered with `Connection: close`).
+  const answers = new Set<ServerResponse>()
+  function forget (this: ServerResponse) { answers.delete(this) }
+  fastify.server.on('request', (_request: IncomingMessage, answer: ServerResponse) => {
+    answers.add(answer)
+    answer.on('close', forget)
   })
 
   fastify.addHook('preClose', function closeConnectionsAfterTheirAnswers (done) {
-    for (const socket of sockets) {
-      const res = socket._httpMessage
-      // Idle: server.close() closes it at once. Its request still arriving: Fastify answers it with
-      // `Connection: close`, and Node then closes the connection after the answer.
-      if (res === undefined || res === null) continue
-      // In flight: node:http ends a connection whose answer says `Connection: close` once it is written.
-      if (!res.headersSent) res.setHeader('connection', 'close')
-      else res.once('finish', () => { socket.end() })
+    for (const answer of answers) {
+      // node:http ends a connection whose answer says `Connection: close` once it is written.
+      if (!answer.headersSent) {
+        answer.setHeader('connection', 'close')
+        continue
+      }
+      // Its headers are out: the socket is ended once the answer is (node:http detaches it then).
+      const socket = answer.socket
+      if (socket !== null) answer.once('finish', () => { socket.end() })
     }
     done()
   })

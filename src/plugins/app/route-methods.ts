@@ -1,5 +1,7 @@
-// Which methods each known path serves, learnt from the routes as Fastify adds them (never a hand list):
-// the not-found handler answers 405 with `Allow` for a known path (errors.ts), and OPTIONS gets `Allow`.
+// Which methods each API path serves, learnt from the routes as Fastify adds them (its onRoute hook, never a hand
+// list): the not-found handler answers 405 with `Allow` for such a path (errors.ts), and OPTIONS gets `Allow`.
+// Every API route is static, so a path's methods are one lookup. A path under a parametric or wildcard route (the
+// docs' files) is no known path: an unknown file is 404 whatever the method, as any unknown path.
 import fp from 'fastify-plugin'
 import type { RouteOptions } from 'fastify'
 
@@ -10,48 +12,29 @@ declare module 'fastify' {
   }
 }
 
-/** A route pattern as a matcher of concrete paths: `:name` is one segment, `*` the rest. */
-function matcher (url: string): RegExp {
-  const source = url.split(/(:[\w-]+|\*)/).map(part =>
-    part === '*' ? '.*' : part.startsWith(':') ? '[^/]+' : part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('')
-  return new RegExp(`^${source}$`)
-}
-
-export class RouteMethods {
-  private readonly exact = new Map<string, Set<string>>()
-  private readonly patterns: Array<{ match: RegExp, methods: Set<string> }> = []
-
-  add (methods: string | string[], url: string): void {
-    // OPTIONS is every known path's (here or in CORS' catch-all preflight route): it never makes a path known.
-    const served = (Array.isArray(methods) ? methods : [methods]).filter(method => method !== 'OPTIONS')
-    if (served.length === 0) return
-    let set = this.exact.get(url) ?? this.patterns.find(p => p.match.source === matcher(url).source)?.methods
-    if (set === undefined) {
-      set = new Set()
-      if (/[:*]/.test(url)) this.patterns.push({ match: matcher(url), methods: set })
-      else this.exact.set(url, set)
-    }
-    for (const method of served) set.add(method)
-  }
-
-  /** The methods served at `path`, sorted and joined, OPTIONS included; undefined when no route matches. */
-  allowed (path: string): string | undefined {
-    const set = this.exact.get(path) ?? this.patterns.find(p => p.match.test(path))?.methods
-    if (set === undefined) return undefined
-    return [...set, 'OPTIONS'].sort().join(', ')
-  }
-}
+const isStatic = (url: string) => !url.includes(':') && !url.includes('*')
 
 export default fp(async function routeMethods (fastify) {
-  const known = new RouteMethods()
-  fastify.addHook('onRoute', (route: RouteOptions) => { known.add(route.method, route.url) })
-  fastify.decorate('allowedMethods', (path: string) => known.allowed(path))
-  // A served OPTIONS (CORS' preflight route, when CORS_ORIGINS is set) says what the path allows too.
+  const served = new Map<string, Set<string>>()
+  const allow = new Map<string, string>()
+  fastify.addHook('onRoute', (route: RouteOptions) => {
+    if (!isStatic(route.url)) return
+    // OPTIONS is every known path's (here or in CORS' catch-all preflight route): it never makes a path known.
+    const methods = [route.method].flat().filter(method => method !== 'OPTIONS')
+    if (methods.length === 0) return
+    const set = served.get(route.url) ?? new Set()
+    for (const method of methods) set.add(method)
+    served.set(route.url, set)
+    allow.set(route.url, [...set, 'OPTIONS'].sort().join(', '))
+  })
+  fastify.decorate('allowedMethods', (path: string) => allow.get(path))
+  // OPTIONS of a known path says what it allows, also when CORS' preflight route serves it (CORS_ORIGINS set); that
+  // route is a catch-all, so an unknown path is sent to the not-found handler here, as it is without CORS.
   fastify.addHook('onRequest', function allowOnOptions (request, reply, done) {
-    if (request.method === 'OPTIONS') {
-      const allow = known.allowed(request.url.split('?', 1)[0]!)
-      if (allow !== undefined) reply.header('allow', allow)
-    }
+    if (request.method !== 'OPTIONS') return done()
+    const methods = allow.get(request.url.split('?', 1)[0]!)
+    if (methods !== undefined) reply.header('allow', methods)
+    else if (!request.is404) return reply.callNotFound()
     done()
   })
 }, { name: 'route-methods' })

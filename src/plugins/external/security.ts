@@ -3,10 +3,9 @@
 // the server options that bound how long and how much a client may send.
 import fp from 'fastify-plugin'
 import cors from '@fastify/cors'
-import { createRequire } from 'node:module'
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { FastifyHttpOptions, FastifyReply } from 'fastify'
-import type HelmetModule from 'helmet'
+import helmet from 'helmet'
 import { trustProxySetting, type Config } from '../../config.ts'
 import { DOCS_PREFIX } from './docs.ts'
 
@@ -75,9 +74,6 @@ const PREFLIGHT_MAX_AGE_S = 600
 export function corsOrigins (value: string | undefined): string[] {
   return value === undefined ? [] : value.split(',').map(origin => origin.trim())
 }
-
-// helmet itself, the very copy @fastify/helmet wraps (not a dependency of ours of its own).
-const helmet = createRequire(createRequire(import.meta.url).resolve('@fastify/helmet'))('helmet') as typeof HelmetModule
 
 /** What helmet does to an answer, as a list: the headers it sets (in order) and those it removes. */
 export interface HeaderSet { set: Array<[string, string]>, remove: string[] }
