@@ -1,5 +1,5 @@
-// The Redis every instance shares for its rate-limit counters (REDIS_URL), and only best-effort: it must
-// never become a new way for a request to fail or wait. Commands fail fast instead of queueing while
+// The Redis every instance shares (REDIS_URL) for its rate-limit counters and, with PROFILE_CACHE_KEY, the
+// last-known profiles; only best-effort: it must never become a new way for a request to fail or wait. Commands fail fast instead of queueing while
 // disconnected, each one is bounded by REDIS_TIMEOUT_MS, the client keeps reconnecting in the background
 // (the service starts without Redis and uses it once it answers), and a Redis that hangs is bypassed
 // after its first timeout, probed once a second. The limits fail open on every failure (the store passes
