@@ -44,7 +44,7 @@ function banner (sandbox: SandboxUpstream, env: Record<string, string>): string 
 async function main (): Promise<void> {
   const port = sandboxPort(process.env.SANDBOX_PORT)
   if (port === undefined) {
-    process.stderr.write(`npm run sandbox: SANDBOX_PORT must be a port number (0 to 65535), or unset for a free one\n`)
+    process.stderr.write('npm run sandbox: SANDBOX_PORT must be a port number (0 to 65535), or unset for a free one\n')
     process.exit(1)
   }
   const keys = { passport: secret(24), dealer: secret(24) }

@@ -1,9 +1,9 @@
-// The Redis every instance shares (REDIS_URL) for its rate-limit counters and, with PROFILE_CACHE_KEY, the
-// last-known profiles; only best-effort: it must never become a new way for a request to fail or wait. Commands fail fast instead of queueing while
-// disconnected, each one is bounded by REDIS_TIMEOUT_MS, the client keeps reconnecting in the background
-// (the service starts without Redis and uses it once it answers), and a Redis that hangs is bypassed
-// after its first timeout, probed once a second. The limits fail open on every failure (the store passes
-// errors to @fastify/rate-limit with skipOnError); state changes are logged once, failures counted.
+// The Redis every instance shares (REDIS_URL) for its rate-limit counters and, with PROFILE_CACHE_KEY, the last-known
+// profiles; only best-effort: it must never become a new way for a request to fail or wait. Commands fail fast instead
+// of queueing while disconnected, each one is bounded by REDIS_TIMEOUT_MS, the client keeps reconnecting in the
+// background (the service starts without Redis and uses it once it answers), and a Redis that hangs is bypassed after
+// its first timeout, probed once a second. The limits fail open on every failure (the store passes errors to
+// @fastify/rate-limit with skipOnError); state changes are logged once, failures counted.
 import { once } from 'node:events'
 import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
