@@ -101,8 +101,9 @@ export const unknownClient = { ...fixture.UNKNOWN } satisfies PassportParams
 export const unknownAnswers = {
   passport: fixture.passportNotFound,
   discount: fixture.discountNone,
-  // Not shown by the spec. The dealer envelope carries its own http_code and the dealer answers HTTP 200
-  // even for `success: false` (spec 2.9), so an unknown contractor is HTTP 200 with http_code 404 in the
-  // envelope: it validates against ContractorResult and the caller decides what a missing record means.
+  // Not documented upstream. The dealer envelope carries its own http_code and the dealer answers HTTP 200
+  // even for `success: false` (docs/upstream.md, Dealer answers), so an unknown contractor is HTTP 200 with
+  // http_code 404 in the envelope: it validates against ContractorResult and the caller decides what a missing
+  // record means.
   contractor: { success: false, message: 'Контрагент не найден', data: null, http_code: 404 }
 } satisfies { passport: PassportClientNotFound, discount: DiscountResult, contractor: ContractorResult }

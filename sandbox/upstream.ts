@@ -1,5 +1,5 @@
 // The sandbox upstream: a real HTTP server that behaves like the passport and dealer upstreams
-// (upstream-spec.md part 4) for the seeded clients. It is built from the operation registry, so a new
+// (docs/upstream.md) for the seeded clients. It is built from the operation registry, so a new
 // operation only needs its answer in `resolvers` below. Used by `npm run dev`, end-to-end tests and the
 // benchmark, so the hot path stays cheap: seeded answers are serialized once, at start.
 import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http'

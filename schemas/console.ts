@@ -1,4 +1,4 @@
-// The request console's contracts (design.md section 5). The request is generated from the operation
+// The request console's contracts (docs/api.md). The request is generated from the operation
 // registry, one variant per operation, so the registry stays the console's allowlist: adding an
 // operation adds a variant, its example and its documentation.
 import { Type, type Static, type TLiteral, type TObject, type TSchema } from 'typebox'

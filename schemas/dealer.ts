@@ -1,9 +1,9 @@
-// Dealer web-service contracts (upstream-spec.md 2.6, 2.7, 2.9).
+// Dealer web-service contracts (docs/upstream.md, Dealer answers).
 import { Type, type Static, type TSchema } from 'typebox'
 import { Nullable, Uuid } from './common.ts'
 import * as example from './fixtures.ts'
 
-/** The dealer envelope (spec 2.6) around a given `data` schema. */
+/** The dealer envelope (docs/upstream.md, Dealer answers) around a given `data` schema. */
 function DealerEnvelope<T extends TSchema> (data: T) {
   return {
     success: Type.Boolean(),

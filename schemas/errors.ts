@@ -1,4 +1,4 @@
-// The one body every error answer has (design.md section 7).
+// The one body every error answer has (docs/api.md, Error codes).
 import { Type, type Static } from 'typebox'
 
 export const ErrorBody = Type.Object({

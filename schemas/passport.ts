@@ -1,4 +1,4 @@
-// Passport service contracts (upstream-spec.md 2.1 to 2.5). Unknown upstream fields are tolerated:
+// Passport service contracts (docs/upstream.md, Passport answers). Unknown upstream fields are tolerated:
 // no object here forbids additional properties, and the front drops them when it serializes.
 import { Type, type Static } from 'typebox'
 import { IsoDateTime, Login, Nullable, Uuid, VendorCode } from './common.ts'

@@ -1,4 +1,4 @@
-// The front Profile (design.md section 4), built from the upstream contracts so no field is stated twice.
+// The front Profile (docs/api.md), built from the upstream contracts so no field is stated twice.
 // Fastify serializes the answer with this schema: a field the upstream adds and the contract does not
 // name never reaches the app.
 import { Type, type Static } from 'typebox'

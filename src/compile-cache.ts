@@ -1,4 +1,4 @@
-// `node <npm start's flags> src/compile-cache.ts [more.ts...]`: fills Node's compile cache (NODE_COMPILE_CACHE) with
+// `node <npm start's flags> src/compile-cache.ts [<file>.ts...]`: fills Node's compile cache (NODE_COMPILE_CACHE) with
 // every module of src/ and schemas/, so a service started with the same V8 flags and user never loads the type
 // stripper, which stays resident (docs/performance.md, register). The Dockerfile runs it at build; a changed
 // file is simply stripped again.

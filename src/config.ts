@@ -46,7 +46,11 @@ export const ConfigSchema = Type.Object({
   RATE_LIMIT_CONSOLE_PER_MINUTE: PerMinute(30, 'Console requests per caller address per minute.'),
   RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: PerMinute(30, 'Refused credentials (401) per caller address per minute; past it, refused credentials get 429 (a valid credential is always served).'),
   TRUST_PROXY: Type.Optional(Type.String({ description: 'Balancers whose X-Forwarded-For is believed: `true` (every peer) or a comma list of addresses, CIDRs or loopback/linklocal/uniquelocal; unset, the peer address is the client.' })),
-  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'Redis shared by every instance for the rate-limit counters (redis:// or rediss://); unset, each instance counts in memory.' })),
+  REDIS_URL: Type.Optional(Type.String({
+    pattern: '^rediss?://',
+    description: 'Redis shared by every instance (redis:// or rediss://) for the rate-limit counters and, with ' +
+      'PROFILE_CACHE_KEY, the last-known profiles; unset, each instance counts and keeps copies in memory.'
+  })),
   CORS_ORIGINS: Type.Optional(Type.String({ pattern: '^https?://[^/\\s,]+(\\s*,\\s*https?://[^/\\s,]+)*$', description: 'Comma list of exact browser origins (scheme://host[:port]) allowed by CORS; unset, CORS is off.' })),
   COMPRESSION: Type.Enum(['on', 'off'], { default: 'on', description: '`on`: answers of 1 KiB or more are compressed (br, gzip) by the caller\'s Accept-Encoding; `off`: sent as they are, for an ingress that compresses.' }),
   SERVER_HEADERS_TIMEOUT_MS: Millis(10_000, 'Time a client has to send the request headers.'),

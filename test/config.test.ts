@@ -1,5 +1,5 @@
 // Configuration: defaults, one error naming every bad variable (and never a value), the JWT key
-// one-of rule, and `.env` (design.md section 2).
+// one-of rule, and `.env` (docs/configuration.md).
 import t from 'tap'
 import { join } from 'node:path'
 import { inspect } from 'node:util'

@@ -1,4 +1,4 @@
-// The profile's composition, with no I/O: upstream answers in, the front Profile out (design.md section 4).
+// The profile's composition, with no I/O: upstream answers in, the front Profile out (docs/api.md, the profile).
 import { Compile } from 'typebox/compile'
 import type { ContractorResult, DiscountResult, Contractor, DiscountData } from '../../schemas/dealer.ts'
 import { BreadcrumbData, type Breadcrumb, type PassportClientFound } from '../../schemas/passport.ts'

@@ -1,4 +1,4 @@
-// The upstream work of one profile (design.md section 4): the passport lookup for the token's client,
+// The upstream work of one profile (docs/api.md, the profile): the passport lookup for the token's client,
 // then the discount and contractor lookups in parallel, all under one time budget. When fresh data
 // cannot be had, the client's last-known copy stands in (last-known/), within the same budget.
 import type { FastifyBaseLogger } from 'fastify'

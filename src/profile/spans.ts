@@ -1,4 +1,4 @@
-// The span of one profile request's work (design.md section 11): `profile`, under the SERVER span, with
+// The span of one profile request's work (docs/operations.md, Tracing): `profile`, under the SERVER span, with
 // the single-flight outcome (`started`: this request ran the upstream calls, which are its children;
 // `joined`: it waited for another request's run, linked to that run's span), the degraded sections, whether
 // the answer is fresh or partly from the last-known copy (and which sections), and

@@ -1,4 +1,4 @@
-// POST /request-console (design.md section 5): an operator runs one upstream operation of the registry
+// POST /request-console (docs/api.md): an operator runs one upstream operation of the registry
 // and sees the whole exchange. An upstream error status is data here; only an exchange that got no
 // answer at all (timeout, unreachable, refused redirect) is an error of the console.
 import { createHash } from 'node:crypto'

@@ -11,7 +11,9 @@ const Live = Type.Object({ status: Type.Literal('ok') }, { $id: 'HealthLive', de
 const Ready = Type.Object({
   status: Type.Literal('ready'),
   redis: Type.Optional(Type.Enum(REDIS_STATES, {
-    description: 'The shared Redis of the rate limits, when REDIS_URL is set: `up`, `down` (limits fail open), or `connecting` (not reached yet). Informative only: readiness never fails on it.'
+    description: 'The shared Redis of the rate limits and last-known profiles, when REDIS_URL is set: `up`, ' +
+      '`down` (limits fail open, copies are misses), or `connecting` (not reached yet). Informative only: ' +
+      'readiness never fails on it.'
   }))
 }, { $id: 'HealthReady', description: 'Configured and able to serve.' })
 

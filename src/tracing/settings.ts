@@ -1,4 +1,4 @@
-// Tracing is configured only by the standard OpenTelemetry variables (design.md section 11). The OTLP
+// Tracing is configured only by the standard OpenTelemetry variables (docs/operations.md, Tracing). The OTLP
 // exporters and the resource detector read theirs (endpoint, headers, timeout, OTEL_SERVICE_NAME,
 // OTEL_RESOURCE_ATTRIBUTES) from the environment themselves; the trace SDK 3.x no longer reads the
 // sampler and batch variables, so they are read here, with the spec's defaults. Nothing is imported:

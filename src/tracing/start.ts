@@ -1,4 +1,4 @@
-// Starts tracing when the OTEL_* variables ask for it (design.md section 11). server.ts calls this before
+// Starts tracing when the OTEL_* variables ask for it (docs/operations.md, Tracing). server.ts calls this before
 // it imports the app, so the tracer is in place before any module of the app is evaluated. With tracing
 // off nothing of the SDK is even loaded.
 import { tracingSettings } from './settings.ts'

@@ -1,6 +1,6 @@
 // The upstream client: operation name + params in, a typed answer or a typed failure out. It applies the
-// upstream's rules (upstream-spec.md part 4, design.md section 6) to every operation of the registry,
-// behind a circuit breaker per operation (resilience.ts).
+// upstream's rules (docs/upstream.md) to every operation of the registry,
+// behind a circuit breaker per operation (breaker.ts).
 import { Agent, type Dispatcher } from 'undici'
 import { compileOperationContracts, type ContractError, type OperationContracts } from './contract/check.ts'
 import { MAX_DEPTH, passThroughValues, passThroughWithinDepth, withinDepth } from './contract/depth.ts'
@@ -115,7 +115,7 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
   const basePath = base.pathname.replace(/\/+$/, '')
   const documented = Object.fromEntries(Object.entries(operations).map(([name, op]) =>
     [name, new URL(basePath + op.path, base)])) as Record<OperationName, URL>
-  // The one place each operation may be redirected to (upstream-spec.md 4.2 rule 3).
+  // The one place each operation may be redirected to (docs/upstream.md, The slash redirect).
   const slashed = Object.fromEntries(Object.entries(documented).map(([name, url]) =>
     [name, new URL(`${url.pathname}/`, url)])) as Record<OperationName, URL>
   // The slash location each operation was redirected to, so later calls take one round trip.

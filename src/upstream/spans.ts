@@ -1,4 +1,4 @@
-// Spans of the upstream client (design.md section 11): an `upstream <operation>` span for each call, with
+// Spans of the upstream client (docs/operations.md, Tracing): an `upstream <operation>` span for each call, with
 // the operation, the redirects followed, the final status and the outcome (ERROR unless `ok` or
 // `not_found`), a breaker refusal recorded on it as an event with the breaker's state; and under it a
 // CLIENT span for each HTTP request on the wire, the 307 hops and a retried connection included, whose

@@ -16,7 +16,7 @@ for (const value of Object.values(catalog)) {
   statusOf.set(error.code, error.statusCode)
 }
 
-/** What each route answers besides success (design.md sections 3 to 8). */
+/** What each route answers besides success (docs/api.md). */
 const answers: Record<string, string[]> = {
   'POST /request-console': ['BAD_REQUEST', 'UNAUTHORIZED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'RATE_LIMITED', 'INTERNAL_ERROR',
     'SERVICE_UNAVAILABLE', 'UPSTREAM_BAD_RESPONSE', 'UPSTREAM_UNAVAILABLE', 'UPSTREAM_TIMEOUT'],

@@ -1,4 +1,4 @@
-// The OpenAPI document (design.md section 8): Swagger UI at /docs, the document at /docs/json and
+// The OpenAPI document (docs/api.md, Docs and health): Swagger UI at /docs, the document at /docs/json and
 // /docs/yaml, components named after the schemas' $ids, both security schemes, examples that satisfy
 // their schemas, and openapi.yaml identical to what the code generates.
 import t from 'tap'

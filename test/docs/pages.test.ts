@@ -3,6 +3,8 @@
 import { existsSync, readFileSync } from 'node:fs'
 import t from 'tap'
 import * as catalog from '../../src/errors.ts'
+import { operations } from '../../schemas/operations.ts'
+import { TRACING_HEADERS } from '../../src/upstream/transport/tracing-headers.ts'
 import { page, root, section, tableRows } from './markdown.ts'
 
 t.test('the error code table of docs/api.md has every code of src/errors.ts with its status', async t => {
@@ -44,4 +46,17 @@ t.test('every file or folder of the code layout in docs/architecture.md exists',
 t.test('the nginx configuration docs/operations.md shows is the one the load-balancer test runs', async t => {
   const shown = /```nginx\n([\s\S]*?)```/.exec(section(page('docs/operations.md'), 'Several instances and Redis'))?.[1]
   t.equal(shown, readFileSync(root('deploy/nginx/dealer-bff.conf'), 'utf8'), 'the page and deploy/nginx/dealer-bff.conf are the same text')
+})
+
+t.test('docs/upstream.md has a row for every operation of the registry, and names every forwarded header', async t => {
+  const text = page('docs/upstream.md')
+  const rows = section(text, 'Operations').split('\n').filter(line => line.startsWith('| `'))
+  t.equal(rows.length, Object.keys(operations).length, 'one row per operation')
+  for (const [name, operation] of Object.entries(operations)) {
+    const row = rows.find(line => line.startsWith(`| \`${name}\` |`))
+    t.ok(row, name)
+    t.match(row ?? '', `| \`${operation.path}\` |`, `${name} at ${operation.path}`)
+    t.match(row ?? '', `| ${operation.key} |`, `${name} with the ${operation.key} key`)
+  }
+  for (const header of TRACING_HEADERS) t.match(section(text, 'How a call is made'), `\`${header}\``, header)
 })

@@ -5,6 +5,8 @@ import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import pkg from '../../package.json' with { type: 'json' }
+import { section } from './markdown.ts'
+import { Profile } from '../../schemas/profile.ts'
 
 const rootDir = fileURLToPath(new URL('../../', import.meta.url))
 const root = (path: string) => join(rootDir, path)
@@ -83,4 +85,19 @@ t.test('every file or folder they name in backquotes exists', async t => {
   const quoted = new Set([...[...texts.values()].join('\n').matchAll(pattern)].map(m => m[1]!))
   t.ok(quoted.size > 30, 'the pages name files')
   for (const path of quoted) t.ok(existsSync(root(path)), path)
+})
+
+t.test('the README names every variable npm run dev reads, and every field of the profile', async t => {
+  const dev = readFileSync(root('sandbox/dev.ts'), 'utf8')
+  const read = new Set([...dev.matchAll(/\benv\.([A-Z][A-Z0-9_]*)/g)].map(m => m[1]!))
+  t.ok(read.has('PORT') && read.has('AUTH_JWT_ISSUER'), 'the variables are found in sandbox/dev.ts')
+  const tour = section(readme, 'Five-minute tour on the sandbox')
+  for (const name of read) t.match(tour, `\`${name}\``, `the tour names ${name}`)
+  for (const field of Object.keys(Profile.properties)) {
+    t.match(readme, new RegExp(`\`${field}(?:\`|: )`), `the README names ${field}`)
+  }
+})
+
+t.test('the README says how to try npm start on the stand-in upstream', async t => {
+  t.match(section(readme, 'Running against a real upstream (`npm start`)'), /`npm run sandbox`/)
 })

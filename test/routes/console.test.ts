@@ -1,4 +1,4 @@
-// POST /request-console (design.md sections 3, 5, 7) against a MockAgent upstream: the exact wire
+// POST /request-console (docs/api.md) against a MockAgent upstream: the exact wire
 // request of each operation, the exchange shown as data whatever the upstream answered, the errors of
 // the console itself, and no key in any answer.
 import { createHash } from 'node:crypto'

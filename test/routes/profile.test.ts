@@ -1,5 +1,5 @@
-// GET /api/users/profile through the whole app (inject) with the upstream faked by MockAgent: every row
-// of design.md section 4, the exact requests the upstream receives, and what the caller may and may not see.
+// GET /api/users/profile through the whole app (inject) with the upstream faked by MockAgent: every rule
+// of docs/api.md, the exact requests the upstream receives, and what the caller may and may not see.
 import t, { type Test } from 'tap'
 import type { MockAgent } from 'undici'
 import * as fx from '../../schemas/fixtures.ts'

@@ -1,5 +1,5 @@
 // The sandbox upstream over real sockets: the seeded answers through the real upstream client, and every
-// protocol rule of upstream-spec.md part 4 through raw requests.
+// protocol rule of docs/upstream.md through raw requests.
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'

@@ -1,4 +1,4 @@
-// What the contracts accept and refuse: formats, nullability exactly as upstream-spec.md part 2 states
+// What the contracts accept and refuse: formats, nullability exactly as docs/upstream.md states
 // it ("string or null" is nullable, plain "string" is not), and tolerance of fields we do not know yet.
 import t from 'tap'
 import type { TSchema } from 'typebox'
@@ -65,7 +65,7 @@ t.test('a missing field is refused', async t => {
   t.notOk(accepts(ContractorResult, withoutCode))
 })
 
-// [schema, a valid record, its fields the spec calls "... or null", its fields it does not].
+// [schema, a valid record, its fields the upstream documents as "... or null", its fields it does not].
 const nullability: Array<[string, TSchema, Record<string, unknown>, string[], string[]]> = [
   ['ClientDataReg', ClientDataReg, fx.clientDataReg,
     ['gender', 'email', 'birth_date', 'country', 'city', 'language_code', 'reason', 'agent', 'agent_version'],

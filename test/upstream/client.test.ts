@@ -1,6 +1,5 @@
 // The upstream client against a MockAgent upstream: the wire request of each operation, the 307/308
-// hops, the learned slash location, and every way an answer can fail (upstream-spec.md part 4,
-// design.md section 6).
+// hops, the learned slash location, and every way an answer can fail (docs/upstream.md).
 import t from 'tap'
 import { inspect } from 'node:util'
 import * as fx from '../../schemas/fixtures.ts'

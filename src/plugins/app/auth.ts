@@ -1,6 +1,7 @@
-// Caller authentication (design.md section 3): `request.caller` comes from the verified token's claims alone. The
-// algorithm follows the configured key, never the token (no `alg: none`, no HS256 signed with a public key); with
-// AUTH_JWKS_URL the token's `kid` picks the key, one verifier each, so a removed key's cached tokens go with it.
+// Caller authentication (docs/security.md, Credentials): `request.caller` comes from the verified token's claims
+// alone. The algorithm follows the configured key, never the token (no `alg: none`, no HS256 signed with a public
+// key); with AUTH_JWKS_URL the token's `kid` picks the key, one verifier each, so a removed key's cached tokens go
+// with it.
 import { createPublicKey } from 'node:crypto'
 import fp from 'fastify-plugin'
 import fastifyJwt from '@fastify/jwt'

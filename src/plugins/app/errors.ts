@@ -1,4 +1,4 @@
-// One error handler for every failure, 404 and 400 included: the body of design.md section 7 with a
+// One error handler for every failure, 404 and 400 included: the body of docs/api.md, Error codes, with a
 // stable code, and for 5xx a message that says what failed without internals.
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'

@@ -1,5 +1,5 @@
-// Each client's last good profile (design.md section 4): kept per section after every fresh answer, read
-// only when fresh data cannot be had (or within PROFILE_FRESH_S), and only ever for the identity the
+// Each client's last good profile (docs/operations.md, Last-known profiles): kept per section after every fresh
+// answer, read only when fresh data cannot be had (or within PROFILE_FRESH_S), and only ever for the identity the
 // verified token names. In Redis when REDIS_URL and PROFILE_CACHE_KEY are set, else in the process.
 import type { FastifyBaseLogger } from 'fastify'
 import { profileCacheKeys, type Config } from '../../config.ts'

@@ -1,5 +1,5 @@
 // One upstream exchange on the wire: the POST, the 307/308 hop repeated with the same headers and body
-// (only to the documented path plus a trailing slash on the same origin, upstream-spec.md 4.2 rule 3,
+// (only to the documented path plus a trailing slash on the same origin, docs/upstream.md, The slash redirect,
 // so the key reaches no other host and no other path), and the answer read under a size cap. It knows nothing
 // of operations' meaning; client.ts does.
 import { errors as undiciErrors, type Dispatcher } from 'undici'
