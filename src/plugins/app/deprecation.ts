@@ -99,7 +99,11 @@ function deprecatedCalls ({ Counter }: Pick<typeof import('prom-client'), 'Count
     registers: [registry],
     collect () {
       this.reset()
-      for (const { labels, count } of calls.values()) if (exported(labels.app_version)) this.inc(labels, count)
+      // A version out of the top is forgotten here too (back in it, its series restarts): the map stays bounded.
+      for (const [key, { labels, count }] of calls) {
+        if (exported(labels.app_version)) this.inc(labels, count)
+        else calls.delete(key)
+      }
     }
   })
   return function count (labels: Call): void {
