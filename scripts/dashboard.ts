@@ -238,6 +238,14 @@ export function dashboard () {
       description: 'Failed refreshes of the key set per instance (unreachable, slow, not a key set, no usable key); ' +
         'the last good set keeps serving (alert BffAuthKeySetRefreshFailing).',
       targets: [{ expr: `sum by (instance) (increase(bff_auth_jwks_refresh_failures_total{${JOB}}[${RATE}]))`, legend: '{{instance}}' }]
+    }),
+    row('App versions', 70),
+    panel('Requests by app version', 0, 71, {
+      unit: 'reqps',
+      description: 'Requests by the app\'s x-app-version: the most frequent versions by name, the rest as other, none ' +
+        'without the header. Before raising MIN_APP_VERSION or removing a deprecated part, see who still calls.',
+      stack: true,
+      targets: [{ expr: `sum by (app_version) (rate(bff_app_version_requests_total{${JOB}}[${RATE}]))`, legend: '{{app_version}}' }]
     })
   ]
   return {

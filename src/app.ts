@@ -6,8 +6,10 @@ import type { Dispatcher } from 'undici'
 import { clientErrorHandler } from './client-errors.ts'
 import type { Config } from './config.ts'
 import { AccessLogController, loggerOptions } from './logger.ts'
+import appVersion from './plugins/app/app-version.ts'
 import auth from './plugins/app/auth.ts'
 import compression from './plugins/external/compress.ts'
+import deprecation from './plugins/app/deprecation.ts'
 import docs from './plugins/external/docs.ts'
 import drain from './plugins/app/drain.ts'
 import errors from './plugins/app/errors.ts'
@@ -82,6 +84,9 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
   await fastify.register(sharedSchemas, { roots: [...profileSchemas, ...consoleSchemas, ...healthSchemas] })
   await fastify.register(docs, { config })
   await fastify.register(auth, { config })
+  // Before every route: both hook the routes whose schema declares x-app-version or a deprecation as they are added.
+  await fastify.register(appVersion, { config })
+  await fastify.register(deprecation)
   await fastify.register(upstream, {
     config, ...(overrides.dispatcher === undefined ? {} : { dispatcher: overrides.dispatcher })
   })

@@ -27,6 +27,9 @@ export const HeadersTooLargeError = createError<'HEADERS_TOO_LARGE', 431, []>(
   'HEADERS_TOO_LARGE', 'The request headers are too large', 431)
 export const RateLimitedError = createError<'RATE_LIMITED', 429, [retryAfter: string]>(
   'RATE_LIMITED', 'Too many requests; retry in %s', 429)
+// x-app-version below MIN_APP_VERSION: the app shows the message and sends its user to the store.
+export const AppUpdateRequiredError = createError<'APP_UPDATE_REQUIRED', 426, [minimum: string]>(
+  'APP_UPDATE_REQUIRED', 'This version of the app is no longer supported; update the app to version %s or later', 426)
 export const InternalError = createError<'INTERNAL_ERROR', 500, []>(
   'INTERNAL_ERROR', 'Internal server error', 500)
 export const ServiceUnavailableError = createError<'SERVICE_UNAVAILABLE', 503, [detail: string]>(
@@ -43,6 +46,6 @@ export const UpstreamUnavailableError = createError<'UPSTREAM_UNAVAILABLE', 503,
 export const errorCodes = [
   'BAD_REQUEST', 'UNAUTHORIZED', 'NOT_FOUND', 'CLIENT_NOT_FOUND', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE',
   'RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE', 'UPSTREAM_TIMEOUT', 'UPSTREAM_BAD_RESPONSE', 'UPSTREAM_UNAVAILABLE',
-  'REQUEST_TIMEOUT', 'HEADERS_TOO_LARGE', 'METHOD_NOT_ALLOWED'
+  'REQUEST_TIMEOUT', 'HEADERS_TOO_LARGE', 'METHOD_NOT_ALLOWED', 'APP_UPDATE_REQUIRED'
 ] as const
 export type ErrorCode = typeof errorCodes[number]

@@ -37,7 +37,10 @@ export class AccessLogController extends LogController {
 
   override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     if (this.isLogDisabled(request)) return
-    if (error) reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored')
-    else reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed')
+    // appVersion: the caller's x-app-version where the route reads it (plugins/app/app-version.ts), else left out.
+    const appVersion = request.appVersion ?? undefined
+    const fields = { req: request, res: reply, responseTime: reply.elapsedTime, appVersion }
+    if (error) reply.log.error({ ...fields, err: error }, 'request errored')
+    else reply.log.info(fields, 'request completed')
   }
 }

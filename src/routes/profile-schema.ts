@@ -1,12 +1,14 @@
 // The OpenAPI description of GET /api/users/profile: what the route answers, and each error's example as
 // the error handler renders it.
 import type {} from '@fastify/swagger'
+import { AppVersionHeaders } from '../../schemas/app-version.ts'
 import { Profile } from '../../schemas/profile.ts'
 import type { Config } from '../config.ts'
 import {
   ClientNotFoundError, InternalError, RateLimitedError, ServiceUnavailableError, UnauthorizedError,
   UpstreamBadResponseError, UpstreamTimeoutError, UpstreamUnavailableError
 } from '../errors.ts'
+import { appVersionResponses } from '../plugins/app/app-version.ts'
 import { ref } from '../plugins/app/shared-schemas.ts'
 import { errorResponse } from '../plugins/external/docs.ts'
 import { OVERLOADED, shedHeaders } from '../plugins/external/load-shedding.ts'
@@ -72,8 +74,10 @@ export function profileRouteSchema (config: Config) {
     summary: "The caller's client profile",
     description,
     security: [{ bearerAuth: [] }],
+    headers: AppVersionHeaders,
     response: {
       ...responses,
+      ...appVersionResponses,
       429: errorResponse('Too many profile requests for this client (token `sub`) this minute, or too many refused tokens from this address.',
         [new RateLimitedError(RATE_LIMITED_EXAMPLE)], limitHeaders(config.RATE_LIMIT_PROFILE_PER_MINUTE))
     }

@@ -152,7 +152,8 @@ t.test('the dashboard: generated, a Prometheus data-source variable, every panel
   for (const metric of ['bff_http_requests_total', 'bff_http_request_duration_seconds_bucket', 'bff_upstream_requests_total',
     'bff_upstream_breaker_state', 'bff_profile_degraded_sections_total', 'bff_upstream_contract_violations_total',
     'bff_redis_up', 'process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_p99_seconds',
-    'bff_profile_stale_sections_total', 'bff_auth_jwks_keys', 'bff_auth_jwks_last_load_timestamp_seconds']) {
+    'bff_profile_stale_sections_total', 'bff_auth_jwks_keys', 'bff_auth_jwks_last_load_timestamp_seconds',
+    'bff_app_version_requests_total']) {
     t.ok(exprs.includes(metric), `a panel shows ${metric}`)
   }
   t.match(exprs, /status_code="429"/, 'rate-limit refusals')

@@ -1,0 +1,180 @@
+// x-app-version over real HTTP (the app listens on a free port): MIN_APP_VERSION's 426 before anything else, the
+// 400 of a malformed header, requests without it served as before, the access log's field, the OpenAPI header,
+// and bff_app_version_requests_total's bounded labels (the most frequent versions by name, the rest as other).
+import { Writable } from 'node:stream'
+import t from 'tap'
+import * as fx from '../../schemas/fixtures.ts'
+import { operations } from '../../schemas/operations.ts'
+import { loggerOptions } from '../../src/logger.ts'
+import { createAppVersionCounts } from '../../src/plugins/app/app-version-counts.ts'
+import { buildTestApp, configProblems, testConfig, type TestApp } from '../helpers/build-app.ts'
+import { bearer, hs256 } from '../helpers/tokens.ts'
+import { JSON_UTF8 } from '../helpers/upstream-mock.ts'
+
+const METRICS_KEY = 'metrics-key-for-tests-0123456789'
+const PROFILE = '/api/users/profile'
+
+/** Every upstream operation of a profile answers well, as often as asked. */
+function upstreamFine (upstream: TestApp['upstream']): void {
+  const answers = [['passport.get_client', fx.passportFound], ['dealer.discount', fx.discountWithBonuses],
+    ['dealer.client', fx.contractorResult]] as const
+  for (const [operation, body] of answers) {
+    upstream.intercept({ path: operations[operation].path, method: 'POST' })
+      .reply(200, JSON.stringify(body), { headers: JSON_UTF8 }).persist()
+  }
+}
+
+async function listening (app: TestApp['app']): Promise<string> {
+  return await app.listen({ port: 0, host: '127.0.0.1' })
+}
+
+async function get (origin: string, version: string | undefined, headers: Record<string, string> = {}) {
+  const res = await fetch(`${origin}${PROFILE}`, {
+    headers: { ...headers, ...(version === undefined ? {} : { 'x-app-version': version }) }
+  })
+  return { status: res.status, headers: res.headers, body: await res.json() as Record<string, unknown> }
+}
+
+t.test('MIN_APP_VERSION: older is 426 before the token is even read, newer and none are served', async t => {
+  const { app, upstream } = await buildTestApp(t, { MIN_APP_VERSION: '2.3.0' })
+  upstreamFine(upstream)
+  const origin = await listening(app)
+  const token = bearer(hs256())
+
+  for (const old of ['2.2.9', '1.99.99', '2.3.0-rc.1']) {
+    const res = await get(origin, old, token)
+    t.equal(res.status, 426, `${old} is older`)
+    t.strictSame(res.body, {
+      statusCode: 426,
+      code: 'APP_UPDATE_REQUIRED',
+      error: 'Upgrade Required',
+      message: 'This version of the app is no longer supported; update the app to version 2.3.0 or later'
+    })
+    t.ok(res.headers.get('x-request-id'), 'an error answer like any other')
+  }
+  const anonymous = await get(origin, '1.0.0')
+  t.equal(anonymous.status, 426, 'without a token too: the app must update before anything else helps')
+
+  for (const version of ['2.3.0', '2.3.1', '10.0.0', '2.3.0+build.7', undefined]) {
+    const res = await get(origin, version, token)
+    t.equal(res.status, 200, `${version ?? 'no header'} is served`)
+    t.equal(res.body.uid_client, fx.IVANOV.uid_client)
+  }
+  t.equal((await get(origin, undefined)).status, 401, 'without the header, as before: the token decides')
+})
+
+t.test('unset MIN_APP_VERSION serves every well-formed version', async t => {
+  const { app, upstream } = await buildTestApp(t)
+  upstreamFine(upstream)
+  const origin = await listening(app)
+  t.equal((await get(origin, '0.0.1', bearer(hs256()))).status, 200)
+})
+
+t.test('a malformed x-app-version is 400 BAD_REQUEST naming the expected form, with or without a minimum', async t => {
+  for (const env of [{}, { MIN_APP_VERSION: '1.0.0' }]) {
+    const { app } = await buildTestApp(t, env)
+    const origin = await listening(app)
+    for (const bad of ['v2.3.0', '2.3', '2.3.0.1', '02.3.0', 'latest', '2.3.0 beta', '1.0.0, 2.0.0', `1.0.0-${'a'.repeat(80)}`]) {
+      const res = await get(origin, bad, bearer(hs256()))
+      t.equal(res.status, 400, JSON.stringify(bad))
+      t.match(res.body, {
+        statusCode: 400,
+        code: 'BAD_REQUEST',
+        message: 'x-app-version must be a semantic version such as 2.14.0 (MAJOR.MINOR.PATCH, optionally -prerelease and +build)'
+      })
+    }
+  }
+})
+
+t.test('MIN_APP_VERSION is checked at start-up', async t => {
+  t.strictSame(configProblems({ MIN_APP_VERSION: '2.3.0' }), [])
+  t.equal(testConfig({ MIN_APP_VERSION: '' }).MIN_APP_VERSION, undefined, 'empty is unset')
+  for (const bad of ['2.3', 'v2.3.0', '>=2.3.0', 'latest']) {
+    t.strictSame(configProblems({ MIN_APP_VERSION: bad }), ['MIN_APP_VERSION has an invalid value'], bad)
+  }
+})
+
+t.test('the access line names the well-formed version, and only that', async t => {
+  const lines: string[] = []
+  const stream = new Writable({ write (chunk, _encoding, done) { lines.push(String(chunk)); done() } })
+  const config = testConfig({ LOG_LEVEL: 'info' })
+  const { app } = await buildTestApp(t, { LOG_LEVEL: 'info' }, { logger: { ...loggerOptions(config), stream } })
+  const origin = await listening(app)
+  await get(origin, '3.4.5', { 'x-request-id': 'version-line-1' })
+  await get(origin, undefined, { 'x-request-id': 'version-line-2' })
+  await get(origin, 'not-a-version', { 'x-request-id': 'version-line-3' })
+  const access = lines.map(line => JSON.parse(line) as Record<string, unknown>).filter(line => line.msg === 'request completed')
+  const byId = new Map(access.map(line => [line.reqId, line]))
+  t.match(byId.get('version-line-1'), { appVersion: '3.4.5', res: { statusCode: 401 } })
+  t.notOk('appVersion' in (byId.get('version-line-2') ?? {}), 'no header, no field')
+  t.match(byId.get('version-line-3'), { res: { statusCode: 400 } })
+  t.notOk('appVersion' in (byId.get('version-line-3') ?? {}), 'a refused value is not logged')
+})
+
+t.test('the OpenAPI document: the header with its format, and the 400 and 426 answers', async t => {
+  const { app } = await buildTestApp(t)
+  const op = (await app.inject('/docs/json')).json().paths[PROFILE].get
+  const header = op.parameters.find((p: { name: string }) => p.name === 'x-app-version')
+  t.match(header, { in: 'header', required: false, example: '2.14.0', schema: { type: 'string', maxLength: 64 } })
+  t.equal(header.schema.pattern.slice(0, 11), '^(?:0|[1-9]', 'the semver.org grammar')
+  t.match(header.description, /semver\.org 2\.0\.0/)
+  t.match(op.responses['426'].content['application/json'].examples.APP_UPDATE_REQUIRED.value,
+    { statusCode: 426, code: 'APP_UPDATE_REQUIRED' })
+  t.ok(op.responses['400'].content['application/json'].examples.BAD_REQUEST)
+})
+
+function samples (text: string, name: string): Map<string, number> {
+  const found = new Map<string, number>()
+  for (const match of text.matchAll(new RegExp(`^${name}\\{app_version="([^"]*)"\\} (\\S+)$`, 'gm'))) {
+    found.set(match[1]!, Number(match[2]))
+  }
+  return found
+}
+
+t.test('the metric: 50 distinct versions give the 20 most frequent by name, the rest as other, none apart', async t => {
+  const { app } = await buildTestApp(t, { METRICS_API_KEY: METRICS_KEY })
+  const origin = await listening(app)
+  const versions = Array.from({ length: 50 }, (_, i) => `1.${i}.0`)
+  // Every version once; then 1.30.0 to 1.49.0 twice more: they overtake the first twenty to arrive.
+  for (const version of versions) await get(origin, version)
+  for (let round = 0; round < 2; round++) for (const version of versions.slice(30)) await get(origin, version)
+  for (let i = 0; i < 3; i++) await get(origin, undefined)
+
+  const res = await fetch(`${origin}/metrics`, { headers: { authorization: `Bearer ${METRICS_KEY}` } })
+  const counted = samples(await res.text(), 'bff_app_version_requests_total')
+  t.strictSame([...counted.keys()].sort(), ['none', 'other', ...versions.slice(30)].sort(), 'top 20, other, none')
+  t.equal(counted.get('none'), 3)
+  // Each of the top twenty counts under its name from the request that took it there (its second).
+  for (const version of versions.slice(30)) t.equal(counted.get(version), 2, version)
+  // 1.0.0 to 1.19.0 were named at first sight (the top had room) and left it: their series are gone.
+  t.equal(counted.get('other'), 30, 'the first request of each of 1.20.0 to 1.49.0')
+  t.equal([...counted.values()].reduce((a, b) => a + b), 3 + 30 + 40, 'the rest counted once each')
+})
+
+t.test('the counts: exported counters never go down, labels stay bounded, a flood cannot lock out a release', async t => {
+  const counts = createAppVersionCounts({ top: 3, tracked: 10, halfLife: 50 })
+  let previous = new Map<string, number>()
+  let requests = 0
+  // A release cycle: old versions fade, new ones rise, one-off junk versions come and go.
+  const traffic = (step: number): string[] => [`1.${Math.floor(step / 40)}.0`, `1.${Math.floor(step / 40)}.0`,
+    `1.${Math.floor(step / 40) + 1}.0`, `9.9.${step}`]
+  for (let step = 0; step < 400; step++) {
+    for (const version of traffic(step)) {
+      counts.record(version)
+      requests++
+    }
+    const now = new Map(counts.samples())
+    t.ok(now.size <= 3 + 2, 'at most top + other + none')
+    for (const [label, value] of now) {
+      if ((previous.get(label) ?? 0) > value) t.fail(`${label} went down from ${previous.get(label)} to ${value}`)
+    }
+    previous = now
+  }
+  // A version pushed out of the top takes its named count with it; nothing is ever counted twice.
+  t.ok([...previous.values()].reduce((a, b) => a + b) <= requests, 'never more than the requests')
+  t.ok(previous.has('1.9.0'), 'the current release is named despite 400 one-off versions')
+  t.ok(previous.has('1.10.0'), 'and the rising one')
+  t.notOk(previous.has('1.0.0'), 'the first release has faded')
+  t.equal(counts.label('9.9.1'), 'other')
+  t.equal(counts.label(null), 'none')
+})
