@@ -556,9 +556,18 @@ async function main (): Promise<void> {
         generatedAt: new Date().toISOString(),
         commit: commit(),
         label: args.label,
-        run: full ? 'full' : `partial: ${process.argv.slice(2).join(' ')}`,
+        run: full ? 'full' : 'partial',
         machine,
-        settings: { rounds: ROUNDS, seconds: SECONDS, warmup: WARMUP, flags: START.flags, env: Object.keys(START.env) },
+        settings: {
+          rounds: ROUNDS,
+          seconds: SECONDS,
+          warmup: WARMUP,
+          only: args.only,
+          variants: args.variants,
+          ab: args.ab,
+          flags: START.flags,
+          env: Object.keys(START.env)
+        },
         options: evidence,
         failed: targets.filter(t => verdict(t) === '**miss**').length
       }, summaries, targets)
