@@ -179,6 +179,17 @@ function sweepSets (): Settings[] {
     JSON.stringify(o.env) === JSON.stringify(s.env)) === i)
 }
 
+/** Options left out of this run, and why: the summary says so. */
+const SKIPPED: string[] = []
+function hasRedis (): boolean {
+  try {
+    execFileSync('redis-server', ['--version'], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
+}
+
 /** The scenarios of this run: each shape's service and floor, the reference, the options, the A/B. */
 function scenarios (sweep: boolean): Scenario[] {
   const profile = (id: string, shape: Shape, role: Scenario['role'], process: string, title: string, rounds = ROUNDS):
@@ -197,6 +208,10 @@ function scenarios (sweep: boolean): Scenario[] {
   for (const name of names) {
     const option = OPTIONS[name]
     if (option === undefined) throw new Error(`--variants: ${name} is none of ${Object.keys(OPTIONS).join(', ')}`)
+    if (option.redis === true && !hasRedis()) {
+      SKIPPED.push(`option ${name}: SKIPPED (no redis-server on this machine)`)
+      continue
+    }
     selected.push({
       ...profile(`${option.base}@${name}`, shapeOf(option.base), 'option', `service@${name}`, option.title,
         SIDE_ROUNDS),
@@ -544,7 +559,8 @@ async function main (): Promise<void> {
     process.stdout.write('\ncost index (vCPU at 200 profiles/s + peak RSS GiB / 9), median of the rounds\n\n' +
       sweepTable(results, shapes, false) + '\n\n' + sweepTable(results, shapes, true) + '\n')
   } else {
-    const { summaries, evidence, warnings } = await runOnce(list, START)
+    const { summaries, evidence: measured, warnings } = await runOnce(list, START)
+    const evidence = [...measured, ...SKIPPED]
     const targets = evaluate(SHAPES, summaries)
     process.stdout.write('\n' + summaryTable(summaries, false) + '\n\n' + targetsTable(targets, false) + '\n\n')
     for (const line of [...evidence, ...warnings.map(w => `warn+ log line: ${w}`)]) process.stdout.write(line + '\n')
