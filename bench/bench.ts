@@ -453,9 +453,8 @@ async function runOnce (list: Scenario[], settings: Settings): Promise<Outcome> 
           { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] })
       }
       processes.set(name, await startChild(entry, {
-        // An empty value stands for unset (AUTH_JWT_SECRET under a key set).
         env: {
-          ...Object.fromEntries(Object.entries(env).filter(([, value]) => value !== '')),
+          ...env,
           ...(profileDir === undefined
             ? {}
             : { BENCH_PROFILE_DIR: profileDir, BENCH_PROFILE: args.prof!, BENCH_PROCESS_NAME: name })
