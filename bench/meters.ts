@@ -1,5 +1,5 @@
 // What a measured process (the service, the floor) reports about itself over IPC: CPU time, requests
-// served, a fine-grained peak RSS, the garbage collector's pauses and the bytes it allocated; and, on
+// served, its peak RSS, the garbage collector's pauses and the bytes it allocated; and, on
 // request, V8's CPU profile or heap sampling profile of the measured rounds. Read inside the process it
 // describes, never over the HTTP paths being measured.
 import { readdirSync, readFileSync } from 'node:fs'
@@ -10,17 +10,12 @@ import { join } from 'node:path'
 import v8 from 'node:v8'
 import type { Handlers } from './ipc.ts'
 
-/** How often memory is sampled; a run lasts seconds, so a short spike is still seen. */
-const MEMORY_SAMPLE_MS = 50
-
 export interface ProcessStats {
   /** process.cpuUsage(): user and system microseconds since the process started. */
   cpu: NodeJS.CpuUsage
   /** HTTP requests that reached the server since it started. */
   served: number
-  /** process.memoryUsage() when RSS was highest since the last `resetPeak` (bytes): what the peak is made of. */
-  peak: NodeJS.MemoryUsage
-  /** The kernel's lifetime peak (getrusage maxrss), in bytes: a check on the sampler. */
+  /** The kernel's lifetime peak RSS (getrusage maxrss), in bytes. */
   maxRss: number
   /** Collections since the meters started, and the main thread's pause time they cost (µs). */
   gc: { count: number, pauseUs: number }
@@ -79,11 +74,6 @@ export interface Meters {
 export function startMeters (server: Server): Meters {
   let served = 0
   server.on('request', () => { served++ })
-  let peak = process.memoryUsage()
-  const sampler = setInterval(() => {
-    const now = process.memoryUsage()
-    if (now.rss > peak.rss) peak = now
-  }, MEMORY_SAMPLE_MS)
 
   // A running GCProfiler gives its entries only when stopped: each read stops it, folds them in, restarts.
   let gcProfiler = new v8.GCProfiler()
@@ -113,14 +103,12 @@ export function startMeters (server: Server): Meters {
       return {
         cpu: process.cpuUsage(),
         served,
-        peak,
         maxRss: process.resourceUsage().maxRSS * 1024,
         gc: { ...gc },
         allocatedBytes: v8.getHeapStatistics().used_heap_size + freed - startedUsed,
         threads: threadCpu()
       }
     },
-    resetPeak: () => { peak = process.memoryUsage() },
     async profileStart () {
       if (profileDir === undefined) return
       session.connect()
@@ -153,7 +141,6 @@ export function startMeters (server: Server): Meters {
   return {
     handlers,
     stop () {
-      clearInterval(sampler)
       gcProfiler.stop()
     }
   }

@@ -1,14 +1,10 @@
 // The service under benchmark, in its own process: the production buildApp with a configuration loaded
 // from the environment the bench gives it (no .env, no MockAgent, pino at the level it is told). It
 // measures itself (bench/meters.ts), read by the bench over IPC.
-import { Type } from 'typebox'
 import { loadConfig } from '../src/config.ts'
 import { startTracing } from '../src/tracing/start.ts'
 import { serveParent } from './ipc.ts'
 import { startMeters } from './meters.ts'
-
-/** The bench-only trivial route: same process, same plugin tree, no auth and no upstream work. */
-export const NOOP_PATH = '/bench/noop'
 
 /** The last-known store's settings as this process read them: evidence that an option reached the service. */
 export interface StoreSettings { staleIfErrorS: number, freshS: number, cacheKeySet: boolean, redisUrlSet: boolean }
@@ -22,10 +18,6 @@ async function main (): Promise<void> {
   const app = await buildApp(config)
   // As npm run dev does: with AUTH_JWKS_URL, the bench's first request must find the key set loaded.
   if (app.keySet !== null) await app.keySet.refresh()
-  // Registered after the app's own plugins, at the root, so every global hook runs for it too.
-  app.get(NOOP_PATH, {
-    schema: { hide: true, response: { 200: Type.Object({ status: Type.Literal('ok') }) } }
-  }, async () => ({ status: 'ok' as const }))
 
   const meters = startMeters(app.server)
   await app.listen({ host: config.HOST, port: config.PORT })
