@@ -1,10 +1,13 @@
 // What reading and writing a profile's JSON costs at 3 to 300 viewed cars, the way the service does it against the
 // plain way: a passport answer's bytes to a value (answer-body.ts against JSON.parse of the UTF-8 text) and a
-// profile to bytes (json-bytes.ts against Buffer.from(JSON.stringify())). The fixtures' Cyrillic name makes the
+// profile to bytes (serializer.ts's routeSerializer against fast-json-stringify's text as a Buffer). The fixtures' Cyrillic name makes the
 // plain way's text two bytes a character, and from about 64 Ki characters V8 puts it in the large-object space.
 // Run: node bench/json-text.ts [--ms 400] with npm start's node flags to see what the service pays.
 import { parseArgs } from 'node:util'
-import { jsonBytes } from '../src/json-bytes.ts'
+import fastJsonStringify from 'fast-json-stringify'
+import { Profile } from '../schemas/profile.ts'
+import { collectShared, toRefs } from '../src/plugins/app/shared-schemas.ts'
+import { routeSerializer } from '../src/serializer.ts'
 import { contractorSection, createProfileComposer, discountSection } from '../src/profile/compose.ts'
 import { answerText, parseAnswerJson } from '../src/upstream/transport/answer-body.ts'
 import { benchLargeClient } from './clients.ts'
@@ -24,6 +27,11 @@ function timed (work: () => unknown): number {
   return run(MS)
 }
 
+const shared = Object.fromEntries(
+  collectShared([Profile]).map(schema => [(schema as { $id: string }).$id, toRefs(schema)]))
+const plainWrite = fastJsonStringify({ $ref: 'Profile' }, { schema: shared as Record<string, fastJsonStringify.Schema> })
+const ourWrite = routeSerializer<unknown>({ $ref: 'Profile' }, shared)
+
 const rows: string[][] = [['viewed cars', 'answer KB', 'parse: plain µs', 'parse: ours µs', 'profile KB',
   'write: plain µs', 'write: ours µs']]
 const composer = createProfileComposer()
@@ -33,10 +41,10 @@ for (const cars of [3, 30, 100, 200, 300]) {
   // The profile as the service composes it from the client's three answers.
   const profile = composer.compose(client.passport,
     { discount: discountSection(client.discount), contractor: contractorSection(client.contractor), degraded: [] })
-  if (!jsonBytes(profile).equals(Buffer.from(JSON.stringify(profile)))) throw new Error('jsonBytes wrote other bytes')
+  if (!ourWrite(profile).equals(Buffer.from(plainWrite(profile)))) throw new Error('routeSerializer wrote other bytes')
   rows.push([String(cars), (answer.length / 1000).toFixed(1),
     timed(() => JSON.parse(answerText(answer))).toFixed(1), timed(() => parseAnswerJson(answer)).toFixed(1),
-    (jsonBytes(profile).length / 1000).toFixed(1),
-    timed(() => Buffer.from(JSON.stringify(profile))).toFixed(1), timed(() => jsonBytes(profile)).toFixed(1)])
+    (ourWrite(profile).length / 1000).toFixed(1),
+    timed(() => Buffer.from(plainWrite(profile))).toFixed(1), timed(() => ourWrite(profile)).toFixed(1)])
 }
 process.stdout.write(rows.map(row => `| ${row.join(' | ')} |`).join('\n') + '\n')
