@@ -35,6 +35,8 @@ export interface AppOverrides {
   loggerInstance?: FastifyServerOptions['loggerInstance']
   /** The clock of last-known profiles, epoch milliseconds (tests age copies without waiting). */
   now?: () => number
+  /** The circuit breakers' clock, epoch milliseconds (tests open and half-open them without sleeping). */
+  breakerNow?: () => number
 }
 
 // Probes and scrapes arrive every few seconds from machines, not people: they get no span.
@@ -84,7 +86,8 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
   await fastify.register(upstream, {
     config,
     ...(overrides.dispatcher === undefined ? {} : { dispatcher: overrides.dispatcher }),
-    ...(fastify.metrics === null ? {} : { observer: fastify.metrics.observer })
+    ...(fastify.metrics === null ? {} : { observer: fastify.metrics.observer }),
+    ...(overrides.breakerNow === undefined ? {} : { breakerNow: overrides.breakerNow })
   })
 
   await fastify.register(health)

@@ -16,9 +16,13 @@ export interface UpstreamPluginOptions {
   dispatcher?: Dispatcher
   /** Told of every exchange and breaker change (the metrics plugin's observer). */
   observer?: UpstreamObserver
+  /** The circuit breakers' clock, epoch milliseconds (tests move it instead of sleeping). */
+  breakerNow?: () => number
 }
 
-export default fp<UpstreamPluginOptions>(async function upstreamPlugin (fastify, { config, dispatcher, observer }) {
+export default fp<UpstreamPluginOptions>(async function upstreamPlugin (
+  fastify, { config, dispatcher, observer, breakerNow }
+) {
   const client = createUpstreamClient({
     baseUrl: config.UPSTREAM_URL,
     keys: { passport: config.PASSPORT_API_KEY, dealer: config.DEALER_API_KEY },
@@ -32,7 +36,8 @@ export default fp<UpstreamPluginOptions>(async function upstreamPlugin (fastify,
       halfOpenAfterMs: config.UPSTREAM_BREAKER_HALF_OPEN_MS
     },
     ...(dispatcher === undefined ? {} : { dispatcher }),
-    ...(observer === undefined ? {} : { observer })
+    ...(observer === undefined ? {} : { observer }),
+    ...(breakerNow === undefined ? {} : { breakerNow })
   })
   fastify.decorate('upstream', client)
   fastify.addHook('onClose', async () => { await client.close() })
