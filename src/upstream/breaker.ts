@@ -56,8 +56,8 @@ const failedAnswer = (result: { outcome: string, status: number }) => result.out
 
 /**
  * The most failures one caller counts for in the window: half of what could open the breaker on its own
- * (rate x min-calls), so a client failing at its full rate never opens it, even beside other clients failing up
- * to a third of their own calls (docs/security.md, Circuit breakers). 5 with the defaults.
+ * (rate x min-calls), so a client failing at its full rate never opens it, even beside other clients failing a
+ * quarter of their own calls (docs/security.md, Circuit breakers). 5 with the defaults.
  */
 export function callerShare ({ failureRatePercent, minCalls }: Pick<BreakerOptions, 'failureRatePercent' | 'minCalls'>): number {
   return Math.max(1, Math.floor(failureRatePercent * minCalls / 200))
