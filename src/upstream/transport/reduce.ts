@@ -1,6 +1,6 @@
 // What an upstream sends back, reduced before it is kept in an error or reaches a log line: an upstream may echo
 // our key or the client's login anywhere it writes (a Location, a Content-Type, a body, bytes that break HTTP).
-// docs/security.md, "What never reaches a log".
+// docs/security.md, Secrets.
 
 const ABSOLUTE = /^(?:[a-z][a-z\d+.-]*:|\/\/)/i
 
