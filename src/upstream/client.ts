@@ -1,9 +1,9 @@
 // The upstream client: operation name + params in, a typed answer or a typed failure out. It applies the
 // upstream's rules (upstream-spec.md part 4, design.md section 6) to every operation of the registry,
 // behind a circuit breaker per operation (breaker.ts). One call goes down this chain:
-//   call (a typed result, or the failure thrown) -> exchange (its span) -> throughBreaker (the breaker, the
-//   deadline, the observer, every failure reduced) -> postAndInterpret (the wire, the learned slash path, the
-//   answer checked against the contract).
+//   call (a typed result, or the answer's failure thrown, reduced) -> exchange (its span) -> throughBreaker (the
+//   breaker, the deadline, the observer; a failure on the wire reduced) -> postAndInterpret (the wire, the learned
+//   slash path, the answer checked against the contract).
 import { Agent, type Dispatcher } from 'undici'
 import { compileOperationContracts, type ContractError, type OperationContracts } from './contract/check.ts'
 import { MAX_DEPTH, passThroughValues, passThroughWithinDepth, withinDepth } from './contract/depth.ts'
