@@ -37,6 +37,8 @@ export interface AppOverrides {
   loggerInstance?: FastifyServerOptions['loggerInstance']
   /** The clock of last-known profiles, epoch milliseconds (tests age copies without waiting). */
   now?: () => number
+  /** The circuit breakers' clock, epoch milliseconds (tests open and half-open them without sleeping). */
+  breakerNow?: () => number
 }
 
 // Probes and scrapes arrive every few seconds from machines, not people: they get no span.
@@ -88,7 +90,9 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
   await fastify.register(appVersion, { config })
   await fastify.register(deprecation)
   await fastify.register(upstream, {
-    config, ...(overrides.dispatcher === undefined ? {} : { dispatcher: overrides.dispatcher })
+    config,
+    ...(overrides.dispatcher === undefined ? {} : { dispatcher: overrides.dispatcher }),
+    ...(overrides.breakerNow === undefined ? {} : { breakerNow: overrides.breakerNow })
   })
   await fastify.register(profilePlugin, { config, ...(overrides.now === undefined ? {} : { now: overrides.now }) })
 

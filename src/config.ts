@@ -38,9 +38,16 @@ export const ConfigSchema = Type.Object({
   UPSTREAM_MAX_BODY_BYTES: Type.Integer({ minimum: 1024, maximum: 64 * 1024 * 1024, default: 1024 * 1024, description: 'Largest upstream answer read; a larger one is a bad response.' }),
   UPSTREAM_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 1024, default: 128, description: 'Keep-alive connections per upstream origin.' }),
   UPSTREAM_BREAKER_FAILURE_RATE: Type.Integer({ minimum: 1, maximum: 99, default: 50, description: 'Percent of one upstream operation\'s calls in the window that must fail (no answer, a full-deadline timeout, 5xx, a bad redirect), more than which its circuit breaker opens; while open, calls fail at once with 503.' }),
-  UPSTREAM_BREAKER_MIN_CALLS: Type.Integer({ minimum: 1, maximum: 10_000, default: 20, description: 'Calls of one upstream operation the window must hold before its failure rate can open the breaker.' }),
+  UPSTREAM_BREAKER_MIN_CALLS: Type.Integer({
+    minimum: 1,
+    maximum: 10_000,
+    default: 20,
+    description: 'Calls of one upstream operation the window must hold before its failure rate can open the breaker; ' +
+      'one caller\'s failures count for at most the failure rate of half of them (5 by default).'
+  }),
   UPSTREAM_BREAKER_WINDOW_MS: Type.Integer({ minimum: 1000, maximum: 600_000, default: 10_000, description: 'The sliding window over which an upstream operation\'s failure rate is measured.' }),
-  UPSTREAM_BREAKER_HALF_OPEN_MS: Millis(10_000, 'How long an open circuit breaker refuses calls before one probe call may close it.'),
+  UPSTREAM_BREAKER_HALF_OPEN_MS: Millis(10_000, 'How long an open circuit breaker refuses calls before probe calls ' +
+    '(one at a time, one per caller a round) may close it.'),
   METRICS_API_KEY: Type.Optional(Type.String({ minLength: 16, description: 'Turns on GET /metrics, scraped with Authorization: Bearer <key>; unset, metrics are off and the route answers 404.' })),
   SHUTDOWN_GRACE_MS: Millis(10_000, 'On SIGTERM, how long in-flight requests may take to finish before the process is stopped.'),
   RATE_LIMIT_PROFILE_PER_MINUTE: PerMinute(120, 'Profile requests per client (token sub) per minute.'),

@@ -56,6 +56,8 @@ export async function loadProfile (ctx: LoadContext, caller: Caller, headers: Tr
   const timer = setTimeout(() => { run.abort(new DOMException('The profile budget ran out', 'TimeoutError')) }, budgetMs)
   timer.unref()
   const signal = run.signal
+  // Who the calls are for: the breakers bound this caller's share by `id`; failures redact its `login`.
+  const who = { id: caller.uid_client, login: caller.login }
   try {
     // Only with PROFILE_FRESH_S: otherwise the fresh path never waits on the store.
     let copy: LastKnownEntry | undefined
@@ -66,7 +68,7 @@ export async function loadProfile (ctx: LoadContext, caller: Caller, headers: Tr
     let passport
     try {
       passport = await upstream.call('passport.get_client',
-        { vendor: caller.vendor, login: caller.login, uid_client: caller.uid_client }, { headers, signal })
+        { vendor: caller.vendor, login: caller.login, uid_client: caller.uid_client }, { headers, signal, caller: who })
     } catch (error) {
       // Only an upstream failure; a bug of ours is not hidden behind yesterday's profile.
       if (lastKnown === null || !isUpstreamError(error)) throw error
@@ -90,7 +92,7 @@ export async function loadProfile (ctx: LoadContext, caller: Caller, headers: Tr
     }
     // The dealers get what is left of the budget; when nothing is, they fail at once and are degraded.
     const { sections, failures } = await loadDealerSections(upstream, caller.uid_client,
-      { headers, signal, timeoutMs: Math.max(1, remaining()) }, log)
+      { headers, signal, timeoutMs: Math.max(1, remaining()), caller: who }, log)
     const part = ctx.composer.passportPart(found)
     if (lastKnown === null) return loaded(assemble(part, sections, []), 'fresh')
 

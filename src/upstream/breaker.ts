@@ -1,6 +1,7 @@
 // A circuit breaker per operation: an operation down for everyone is refused at once instead of costing every
 // caller its deadline (the one retry is exchange.ts's). cockatiel's SamplingBreaker semantics, with a window that
 // truly slides and no promise of its own (docs/performance.md, register: Circuit breaker).
+import { hash } from 'node:crypto'
 import { isUpstreamError, upstreamError, type FailureReason, type UpstreamError } from './errors.ts'
 import { operationNames, type OperationName } from '../../schemas/operations.ts'
 
@@ -54,13 +55,27 @@ function verdictOf (error: unknown, budgeted: boolean): Verdict {
 const failedAnswer = (result: { outcome: string, status: number }) => result.outcome === 'status' && isServerError(result.status)
 
 /**
+ * The most failures one caller counts for in the window: half of what could open the breaker on its own
+ * (rate x min-calls), so a client failing at its full rate never opens it, even beside other clients failing a
+ * quarter of their own calls (docs/security.md, Circuit breakers). 5 with the defaults.
+ */
+export function callerShare ({ failureRatePercent, minCalls }: Pick<BreakerOptions, 'failureRatePercent' | 'minCalls'>): number {
+  return Math.max(1, Math.floor(failureRatePercent * minCalls / 200))
+}
+
+/**
  * The failure rate over a sliding window of time, in max(5, ceil(window / 1 s)) buckets: every bucket older than
  * the window is emptied however long the quiet was (cockatiel's moved on one bucket per call, so a failure could
- * outlive its window by hours). The rate counts once the window holds `minCalls` calls.
+ * outlive its window by hours). The rate counts once the window holds `minCalls` calls. A failure of a named caller
+ * beyond its share (callerShare) of the window is not counted at all; a call with no caller counts as its own.
  */
 export class FailureWindow {
   readonly #failuresIn: Int32Array
   readonly #successesIn: Int32Array
+  /** The counted failures of each named caller, per bucket and over the window. */
+  readonly #callersIn: Array<Map<string, number> | undefined>
+  readonly #callerFailures = new Map<string, number>()
+  readonly #share: number
   readonly #bucketMs: number
   readonly #threshold: number
   readonly #minCalls: number
@@ -70,18 +85,24 @@ export class FailureWindow {
   #failures = 0
   #successes = 0
 
-  constructor ({ failureRatePercent, minCalls, windowMs }: BreakerOptions, now: () => number = Date.now) {
+  constructor (options: BreakerOptions, now: () => number = Date.now) {
+    const { failureRatePercent, minCalls, windowMs } = options
     const count = Math.max(5, Math.ceil(windowMs / 1000))
     this.#failuresIn = new Int32Array(count)
     this.#successesIn = new Int32Array(count)
+    this.#callersIn = new Array<Map<string, number> | undefined>(count)
+    this.#share = callerShare(options)
     this.#bucketMs = Math.max(1, Math.round(windowMs / count))
     this.#threshold = failureRatePercent / 100
     this.#minCalls = minCalls
     this.#now = now
   }
 
-  /** Records one call; for a failure, true when the window now says the operation is down. */
-  record (failed: boolean): boolean {
+  /**
+   * Records one call; for a failure, true when the window now says the operation is down. `caller`: an opaque key
+   * of who the call was for (never the identity itself); undefined counts as a caller of its own.
+   */
+  record (failed: boolean, caller?: string): boolean {
     const at = Math.floor(this.#now() / this.#bucketMs)
     const count = this.#failuresIn.length
     if (at > this.#newest) {
@@ -95,6 +116,14 @@ export class FailureWindow {
       this.#successesIn[bucket]!++
       this.#successes++
       return false
+    }
+    if (caller !== undefined) {
+      const counted = this.#callerFailures.get(caller) ?? 0
+      // Past its share, one caller's failures say no more about the operation than they already did.
+      if (counted >= this.#share) return false
+      this.#callerFailures.set(caller, counted + 1)
+      const inBucket = (this.#callersIn[bucket] ??= new Map())
+      inBucket.set(caller, (inBucket.get(caller) ?? 0) + 1)
     }
     this.#failuresIn[bucket]!++
     this.#failures++
@@ -111,24 +140,49 @@ export class FailureWindow {
     this.#successes -= this.#successesIn[bucket]!
     this.#failuresIn[bucket] = 0
     this.#successesIn[bucket] = 0
+    const callers = this.#callersIn[bucket]
+    if (callers === undefined || callers.size === 0) return
+    for (const [caller, n] of callers) {
+      const left = this.#callerFailures.get(caller)! - n
+      if (left > 0) this.#callerFailures.set(caller, left)
+      else this.#callerFailures.delete(caller)
+    }
+    callers.clear()
   }
 
   #clear (): void {
     this.#failuresIn.fill(0)
     this.#successesIn.fill(0)
+    for (const callers of this.#callersIn) callers?.clear()
+    this.#callerFailures.clear()
     this.#failures = 0
     this.#successes = 0
   }
 }
 
-/** One operation's breaker: closed, open since `openedAt`, or half-open with its one probe out. */
+/**
+ * One operation's breaker: closed, open since `openedAt`, or half-open. Half-open admits one probe at a time and
+ * at most one per caller in a round of `halfOpenAfterMs` from `roundStart`: a probe's answer closes the breaker,
+ * failed probes of PROBE_CALLERS callers open it again, so no one caller's record keeps it open.
+ */
 interface OperationBreaker {
   state: BreakerState
   openedAt: number
-  /** Bumped on every change: a call that ends after one (an outdated probe) changes nothing. */
+  /** Bumped on every change and every probe: a call that ends after one (an outdated probe) changes nothing. */
   epoch: number
   window: FailureWindow
+  /** Half-open: a probe is out. */
+  probing: boolean
+  /** The caller of the probe out (an opaque key); undefined when it named none. */
+  prober: string | undefined
+  roundStart: number
+  /** Half-open: the probes that failed this round, and the named callers of those. */
+  failedProbes: number
+  failedProbers: Set<string>
 }
+
+/** Probes of this many callers must fail, in one round, to open a half-open breaker again. */
+export const PROBE_CALLERS = 2
 
 /** A `breaker_open` refusal, with the seconds until a probe may go through (its answer's Retry-After). */
 export type BreakerRefusal = UpstreamError & { retryAfterS: number }
@@ -142,16 +196,25 @@ export function retryAfterOf (error: unknown): number | undefined {
 export type Admission = number
 export const NOT_PROBE: Admission = -1
 
+/**
+ * Who a call is for, as the breaker keeps it: a hash, computed only when a failure or a probe needs it. The
+ * identity itself is never stored, logged or a label.
+ */
+const keyOf = (caller: string | undefined) => caller === undefined ? undefined : hash('sha256', caller, 'base64url')
+
 export interface Breakers {
   /**
    * Admits one call of the operation, or throws `breaker_open` (503 UPSTREAM_UNAVAILABLE, a BreakerRefusal)
-   * while its breaker is open or its probe is out. Every admitted call is settled exactly once.
+   * while its breaker is open or its probe is out. Every admitted call is settled exactly once, with the same
+   * `caller` (the identity the call is for, e.g. the token's subject; undefined: a caller of its own).
    */
-  admit (operation: OperationName): Admission
+  admit (operation: OperationName, caller?: string): Admission
   /** The call threw; `budgeted`: its deadline was cut short by the caller's budget. */
-  settleError (operation: OperationName, admission: Admission, error: unknown, budgeted: boolean): void
+  settleError (operation: OperationName, admission: Admission, error: unknown, budgeted: boolean, caller?: string): void
   /** The call returned an answer. */
-  settleAnswer (operation: OperationName, admission: Admission, answer: { outcome: string, status: number }): void
+  settleAnswer (
+    operation: OperationName, admission: Admission, answer: { outcome: string, status: number }, caller?: string
+  ): void
   /** Every operation's state now (an open breaker stays `open` until a call comes to probe it). */
   states (): Record<OperationName, BreakerState>
 }
@@ -163,24 +226,54 @@ export function createBreakers (
   now: () => number = Date.now
 ): Breakers {
   const breakers = new Map<OperationName, OperationBreaker>()
-  for (const operation of operationNames) breakers.set(operation, { state: 'closed', openedAt: 0, epoch: 0, window: new FailureWindow(options, now) })
+  for (const operation of operationNames) {
+    breakers.set(operation, {
+      state: 'closed',
+      openedAt: 0,
+      epoch: 0,
+      window: new FailureWindow(options, now),
+      probing: false,
+      prober: undefined,
+      roundStart: 0,
+      failedProbes: 0,
+      failedProbers: new Set()
+    })
+  }
 
   function become (operation: OperationName, breaker: OperationBreaker, state: BreakerState): void {
     breaker.state = state
     breaker.epoch++
+    breaker.probing = false
+    breaker.prober = undefined
     if (state === 'open') breaker.openedAt = now()
+    if (state === 'half_open') newRound(breaker)
     onChange?.(operation, state)
   }
 
-  /** A call that failed the operation: a probe's reopens the breaker, others count in the window. */
-  function failed (operation: OperationName, breaker: OperationBreaker, admission: Admission): void {
-    if (admission !== NOT_PROBE) {
-      if (breaker.epoch !== admission) return
-      breaker.window.record(true)
+  function newRound (breaker: OperationBreaker): void {
+    breaker.roundStart = now()
+    breaker.failedProbes = 0
+    breaker.failedProbers.clear()
+  }
+
+  /** A call that failed the operation: a probe's counts toward reopening, others count in the window. */
+  function failed (operation: OperationName, breaker: OperationBreaker, admission: Admission, caller?: string): void {
+    if (admission === NOT_PROBE) {
+      if (breaker.window.record(true, keyOf(caller)) && breaker.state !== 'open') become(operation, breaker, 'open')
+      return
+    }
+    if (breaker.epoch !== admission || !breaker.probing) return
+    breaker.window.record(true, breaker.prober)
+    breaker.failedProbes++
+    if (breaker.prober !== undefined) breaker.failedProbers.add(breaker.prober)
+    if (breaker.failedProbes >= PROBE_CALLERS) {
       become(operation, breaker, 'open')
       return
     }
-    if (breaker.window.record(true) && breaker.state !== 'open') become(operation, breaker, 'open')
+    // Still half-open: the next probe is another caller's.
+    breaker.probing = false
+    breaker.prober = undefined
+    breaker.epoch++
   }
 
   /** A call the upstream answered: a probe's closes the breaker on a fresh window. */
@@ -189,48 +282,60 @@ export function createBreakers (
       breaker.window.record(false)
       return
     }
-    if (breaker.epoch !== admission) return
+    if (breaker.epoch !== admission || !breaker.probing) return
     breaker.window.reset()
     breaker.window.record(false)
     become(operation, breaker, 'closed')
   }
 
-  function refused (operation: OperationName, breaker: OperationBreaker): BreakerRefusal {
+  /** Refused until `until` (at least a second: a probe out decides soon). */
+  function refused (operation: OperationName, until: number): BreakerRefusal {
     const error = upstreamError('breaker_open', { operation, status: null, redirects: [], duration_ms: 0 }) as BreakerRefusal
-    // Open: until the half-open delay ends. Half-open: the probe is out and decides soon.
-    const left = breaker.openedAt + options.halfOpenAfterMs - now()
-    error.retryAfterS = Math.max(1, Math.ceil(left / 1000))
+    error.retryAfterS = Math.max(1, Math.ceil((until - now()) / 1000))
     error.headers = { 'retry-after': String(error.retryAfterS) }
     return error
   }
 
-  function admit (operation: OperationName): Admission {
+  function admit (operation: OperationName, caller?: string): Admission {
     const breaker = breakers.get(operation)!
-    // While the probe is out, others are refused, never queued behind it deaf to their own deadlines.
-    if (breaker.state === 'half_open') throw refused(operation, breaker)
     if (breaker.state === 'closed') return NOT_PROBE
-    // Open past its delay: this call is the probe.
-    if (now() - breaker.openedAt < options.halfOpenAfterMs) throw refused(operation, breaker)
-    become(operation, breaker, 'half_open')
+    if (breaker.state === 'open') {
+      const until = breaker.openedAt + options.halfOpenAfterMs
+      if (now() < until) throw refused(operation, until)
+      become(operation, breaker, 'half_open')
+    }
+    // While a probe is out, others are refused, never queued behind it deaf to their own deadlines.
+    if (breaker.probing) throw refused(operation, 0)
+    if (now() - breaker.roundStart >= options.halfOpenAfterMs) newRound(breaker)
+    const key = keyOf(caller)
+    // A caller whose probe failed this round waits for another caller's probe, or the next round.
+    if (key !== undefined && breaker.failedProbers.has(key)) {
+      throw refused(operation, breaker.roundStart + options.halfOpenAfterMs)
+    }
+    breaker.probing = true
+    breaker.prober = key
+    breaker.epoch++
     return breaker.epoch
   }
 
-  function settleError (operation: OperationName, admission: Admission, error: unknown, budgeted: boolean): void {
+  function settleError (
+    operation: OperationName, admission: Admission, error: unknown, budgeted: boolean, caller?: string
+  ): void {
     const breaker = breakers.get(operation)!
     const probe = admission !== NOT_PROBE
     // An answer too large to read counts neither way when closed and closes a half-open breaker (it answered);
     // a probe that proved nothing (the caller's own limit) counts as failed.
     const verdict = verdictOf(error, budgeted)
-    if (verdict === 'failure' || (probe && verdict === 'neutral')) failed(operation, breaker, admission)
+    if (verdict === 'failure' || (probe && verdict === 'neutral')) failed(operation, breaker, admission, caller)
     else if (probe) succeeded(operation, breaker, admission)
   }
 
   function settleAnswer (
-    operation: OperationName, admission: Admission, answer: { outcome: string, status: number }
+    operation: OperationName, admission: Admission, answer: { outcome: string, status: number }, caller?: string
   ): void {
     const breaker = breakers.get(operation)!
     // Answers are never cut short by a budget: their outcome alone decides.
-    if (failedAnswer(answer)) failed(operation, breaker, admission)
+    if (failedAnswer(answer)) failed(operation, breaker, admission, caller)
     else succeeded(operation, breaker, admission)
   }
 

@@ -1,13 +1,19 @@
 // The upstream client: operation name + params in, a typed answer or a typed failure out. It applies the
 // upstream's rules (docs/upstream.md) to every operation of the registry,
-// behind a circuit breaker per operation (breaker.ts).
+// behind a circuit breaker per operation (breaker.ts). One call goes down this chain:
+//   call (a typed result, or the answer's failure thrown, reduced) -> exchange (its span) -> throughBreaker (the
+//   breaker, the deadline, the observer; a failure on the wire reduced) -> postAndInterpret (the wire, the learned
+//   slash path, the answer checked against the contract).
 import { Agent, type Dispatcher } from 'undici'
 import { compileOperationContracts, type ContractError, type OperationContracts } from './contract/check.ts'
 import { MAX_DEPTH, passThroughValues, passThroughWithinDepth, withinDepth } from './contract/depth.ts'
-import { isUpstreamError, upstreamError, type FailureReason } from './errors.ts'
+import { isUpstreamError, upstreamError, type FailureReason, type UpstreamError } from './errors.ts'
 import { answerText, parseAnswerJson } from './transport/answer-body.ts'
 import { startDeadline, type Deadline } from './transport/deadline.ts'
-import { elapsed, headerValue, postFollowingRedirects, type Hop, type WireAnswer, type WireRequest } from './transport/exchange.ts'
+import {
+  elapsed, headerValue, postFollowingRedirects, WireFailure, type Hop, type WireAnswer, type WireRequest
+} from './transport/exchange.ts'
+import { mediaType, redactor } from './transport/reduce.ts'
 import { operations, type KeyName, type NotFoundOf, type OperationName, type ParamsOf, type ResponseOf } from '../../schemas/operations.ts'
 import { createBreakers, DEFAULT_BREAKER_OPTIONS, type BreakerOptions, type BreakerState } from './breaker.ts'
 import { exchangeSpans } from './spans.ts'
@@ -32,6 +38,8 @@ export interface UpstreamClientOptions {
   observer?: UpstreamObserver
   /** The circuit breaker of each operation; DEFAULT_BREAKER_OPTIONS for what is left out. */
   breaker?: Partial<BreakerOptions>
+  /** The breakers' clock, epoch milliseconds: Date.now but in tests, which move it instead of sleeping. */
+  breakerNow?: () => number
 }
 
 /** One ended exchange, as metrics see it: no params, no body, no key. */
@@ -74,6 +82,16 @@ export interface CallOptions {
    * redacts and shows every part of it, undescribed extra fields included).
    */
   wholeBodyDepth?: boolean
+  /**
+   * Who the call is for (the profile flow's caller). `id` (the token's subject) bounds that caller's share of
+   * the breaker and its probes, kept only as a hash; `login` is redacted from every failure, as the keys are.
+   */
+  caller?: CallerOfCall
+}
+
+export interface CallerOfCall {
+  id: string
+  login?: string
 }
 
 export type Outcome = 'ok' | 'not_found' | Extract<FailureReason, 'status' | 'content_type' | 'json' | 'contract' | 'too_deep'>
@@ -99,7 +117,9 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
   const { keys, timeoutMs, maxBodyBytes = 1024 * 1024, maxRedirects = 1, observer } = options
   const contracts = compileOperationContracts()
   const onBreakerChange = observer?.breaker === undefined ? undefined : observer.breaker.bind(observer)
-  const breakers = createBreakers({ ...DEFAULT_BREAKER_OPTIONS, ...options.breaker }, onBreakerChange)
+  const breakerOptions = { ...DEFAULT_BREAKER_OPTIONS, ...options.breaker }
+  const breakers = createBreakers(breakerOptions, onBreakerChange, options.breakerNow)
+  const keysOnly = redactor(Object.values(keys))
   const ownDispatcher = options.dispatcher ?? new Agent({
     connections: options.connections ?? 128,
     keepAliveTimeout: 10_000,
@@ -121,30 +141,41 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
   // The slash location each operation was redirected to, so later calls take one round trip.
   const learned = new Map<OperationName, URL>()
 
+  /** What of a text may be kept in a failure: the keys and the caller's login redacted. */
+  const redactFor = (call: CallOptions, params: unknown): (text: string) => string => {
+    const login = call.caller?.login ?? (params as { login?: unknown }).login
+    return typeof login === 'string' && login.length > 0 ? redactor([...Object.values(keys), login]) : keysOnly
+  }
+
+  /** The whole exchange as data (the console), in its span; only an exchange that got no answer throws. */
   function exchange<N extends OperationName> (name: N, params: ParamsOf<N>, call: CallOptions = {}): Promise<Exchange> {
     return spans === null
-      ? observedExchange(name, params, call)
-      : spans.traced(name, () => observedExchange(name, params, call))
+      ? throughBreaker(name, params, call)
+      : spans.traced(name, () => throughBreaker(name, params, call))
   }
 
   // One async function per call, the breaker admitted and settled around it: every layer of promises
   // here is paid three times per profile (npm run bench).
-  async function observedExchange<N extends OperationName> (name: N, params: ParamsOf<N>,
+  async function throughBreaker<N extends OperationName> (name: N, params: ParamsOf<N>,
     call: CallOptions): Promise<Exchange> {
     const limitMs = deadlineMs(call.timeoutMs, timeoutMs)
+    const caller = call.caller?.id
     let ex: Exchange
     try {
-      const admission = call.breaker === false ? null : breakers.admit(name)
+      const admission = call.breaker === false ? null : breakers.admit(name, caller)
       const limit = startDeadline(limitMs, call.signal)
       try {
-        ex = await exchangeWithin(name, params, call, limit)
-      } catch (error) {
-        if (admission !== null) breakers.settleError(name, admission, error, limitMs < timeoutMs)
+        ex = await postAndInterpret(name, params, call, limit)
+      } catch (thrown) {
+        const error = thrown instanceof WireFailure
+          ? reduced(upstreamFailure(thrown), redactFor(call, params))
+          : thrown
+        if (admission !== null) breakers.settleError(name, admission, error, limitMs < timeoutMs, caller)
         throw error
       } finally {
         limit.clear()
       }
-      if (admission !== null) breakers.settleAnswer(name, admission, ex)
+      if (admission !== null) breakers.settleAnswer(name, admission, ex, caller)
     } catch (error) {
       if (observer?.exchange !== undefined && isUpstreamError(error)) {
         const { status, redirects, duration_ms: durationMs, contract } = error.exchange
@@ -159,11 +190,19 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
       }
       throw error
     }
-    observer?.exchange?.({ operation: name, outcome: ex.outcome, status: ex.status, duration_ms: ex.duration_ms, hops: ex.redirects.length, contractErrors: ex.contract.errors, passThrough: ex.outcome === 'ok' ? passThroughValues(ex.body, contracts[name].response.passThrough) : undefined })
+    observer?.exchange?.({
+      operation: name,
+      outcome: ex.outcome,
+      status: ex.status,
+      duration_ms: ex.duration_ms,
+      hops: ex.redirects.length,
+      contractErrors: ex.contract.errors,
+      passThrough: ex.outcome === 'ok' ? passThroughValues(ex.body, contracts[name].response.passThrough) : undefined
+    })
     return ex
   }
 
-  async function exchangeWithin<N extends OperationName> (name: N, params: ParamsOf<N>, call: CallOptions,
+  async function postAndInterpret<N extends OperationName> (name: N, params: ParamsOf<N>, call: CallOptions,
     limit: Deadline): Promise<Exchange> {
     const op = operations[name]
     const started = performance.now()
@@ -208,13 +247,15 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
     }
   }
 
+  /** The operation's answer or documented not-found; any other answer is thrown as its reduced failure. */
   async function call<N extends OperationName> (name: N, params: ParamsOf<N>,
-    options?: CallOptions): Promise<CallResult<N>> {
+    options: CallOptions = {}): Promise<CallResult<N>> {
     const ex = await exchange(name, params, options)
     if (ex.outcome === 'ok') return { kind: 'ok', value: ex.body as ResponseOf<N>, exchange: ex }
     if (ex.outcome === 'not_found') return { kind: 'not_found', value: ex.body as NotFoundOf<N>, exchange: ex }
     const { status, redirects, duration_ms: durationMs, contract } = ex
-    throw upstreamError(ex.outcome, { operation: name, status, redirects, duration_ms: durationMs, contract })
+    const error = upstreamError(ex.outcome, { operation: name, status, redirects, duration_ms: durationMs, contract })
+    throw reduced(error, redactFor(options, params))
   }
 
   async function close (): Promise<void> {
@@ -222,6 +263,40 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
   }
 
   return { exchange, call, close, contracts, breakerStates: breakers.states }
+}
+
+const CONTENT_TYPE = 'content type '
+const NOT_JSON = ' is not application/json'
+/** The contract message of an answer that is not JSON; the exchange (the console) quotes its content type whole. */
+const contentTypeMessage = (contentType: string) => CONTENT_TYPE + contentType + NOT_JSON
+
+/** A contract message as a failure keeps it: a content type quoted as its media type (its parameters dropped). */
+function reducedMessage (message: string): string {
+  if (!message.startsWith(CONTENT_TYPE) || !message.endsWith(NOT_JSON)) return message
+  return contentTypeMessage(mediaType(message.slice(CONTENT_TYPE.length, -NOT_JSON.length)))
+}
+
+/** The caller's upstream error of a failure on the wire. */
+function upstreamFailure (failure: WireFailure): UpstreamError {
+  return upstreamError(failure.reason, failure.record, failure.cause)
+}
+
+/**
+ * A failure as it may be logged: every text the upstream chose (a hop's location, a contract error's path and
+ * message, the cause's message) with the keys and the caller's login redacted, a content type as its media type.
+ * Its exchange is its own (never the console's Exchange).
+ */
+function reduced (error: UpstreamError, redact: (text: string) => string): UpstreamError {
+  const { exchange } = error
+  exchange.redirects = exchange.redirects.map(hop => ({ status: hop.status, location: redact(hop.location) }))
+  if (exchange.contract !== undefined) {
+    exchange.contract = {
+      valid: exchange.contract.valid,
+      errors: exchange.contract.errors.map(e => ({ path: redact(e.path), message: redact(reducedMessage(e.message)) }))
+    }
+  }
+  if (error.cause instanceof Error) error.cause.message = redact(error.cause.message)
+  return error
 }
 
 export type UpstreamClient = ReturnType<typeof createUpstreamClient>
@@ -263,7 +338,7 @@ function interpret (name: OperationName, answer: WireAnswer, contract: Operation
     ({ body, outcome, contract: { valid: false, errors } })
   if (expected === undefined) return broken('status', `HTTP ${status} is not an answer of ${name}`)
   if (contentType === undefined || !JSON_TYPE.test(contentType)) {
-    return broken('content_type', `content type ${contentType ?? '(none)'} is not application/json`)
+    return broken('content_type', contentTypeMessage(contentType ?? '(none)'))
   }
   if (!parsed) return broken('json', 'the body is not valid JSON')
   // Before anything recurses over it (the console's redaction, serialization). The schema check itself

@@ -1,34 +1,27 @@
 // Typed upstream failures. Each keeps the exchange as far as it got (for the console, logs and metrics)
 // and its `cause`, in the manner of fastify-reply-from: 502 bad answer, 503 unreachable, 504 too slow.
 import { UpstreamBadResponseError, UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.ts'
-import type { OperationName } from '../../schemas/operations.ts'
 import type { ContractError } from './contract/check.ts'
+import type { WireReason, WireRecord } from './transport/exchange.ts'
 
-/** Why an exchange failed; a metric label and a log field, never shown to callers. */
+/**
+ * Why an exchange failed; a metric label and a log field, never shown to callers. From the wire (WireReason):
+ * `timeout` (the deadline of the exchange passed), `aborted` (the caller's own signal, the profile budget, ended
+ * it), `connect` (no answer: refused, reset, DNS, TLS), `redirect_refused` (to another origin; the key never
+ * leaves), `redirect_loop` (more redirects than allowed), `redirect_invalid` (no usable Location, another path,
+ * or a 3xx other than 307/308), `too_large` (the answer exceeded the size cap). Then:
+ */
 export type FailureReason =
-  | 'timeout' // the deadline of the exchange passed
-  | 'aborted' // the caller's own signal (the profile budget) ended it
-  | 'connect' // no answer: refused, reset, DNS, TLS
+  | WireReason
   | 'breaker_open' // the circuit breaker refused to call
-  | 'redirect_refused' // a redirect to another origin; the key never leaves
-  | 'redirect_loop' // more redirects than allowed
-  | 'redirect_invalid' // a redirect without a usable Location, or a 3xx other than 307/308
-  | 'too_large' // the answer exceeded the size cap
   | 'status' // an HTTP status that is not an answer of the operation
   | 'content_type' // the answer is not JSON
   | 'json' // the answer claims JSON but does not parse
   | 'contract' // the JSON breaks the operation's schema
   | 'too_deep' // the JSON nests deeper than MAX_DEPTH where it is passed on (contract/depth.ts)
 
-/** One redirect followed: its status and the Location it named. */
-export interface Hop { status: number, location: string }
-
 /** What is known of a failed exchange: always the hops so far, the status when an answer arrived. */
-export interface FailedExchange {
-  operation: OperationName
-  status: number | null
-  redirects: Hop[]
-  duration_ms: number
+export interface FailedExchange extends WireRecord {
   /** What was wrong with an answer that arrived (reasons status, content_type, json, contract, too_deep). */
   contract?: { valid: boolean, errors: ContractError[] }
 }

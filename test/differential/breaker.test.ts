@@ -1,25 +1,31 @@
 // The breaker's failure window against a reference model of a time-bucketed sliding window, over
-// generated call sequences and clock jumps from milliseconds to days: every call must get the model's
-// answer (does the window now say the operation is down?).
+// generated call sequences of several callers and clock jumps from milliseconds to days: every call must
+// get the model's answer (does the window now say the operation is down?).
 import fc from 'fast-check'
 import t from 'tap'
 import { FailureWindow, type BreakerOptions } from '../../src/upstream/breaker.ts'
 
 /**
- * The model, written for clarity over speed: every call kept with its time; a call counts while its
+ * The model, written for clarity over speed: every counted call kept with its time; a call counts while its
  * bucket (time / bucket size, rounded down) is one of the `count` newest up to now. The clock is the
- * latest time seen (a clock set back does not reopen old buckets).
+ * latest time seen (a clock set back does not reopen old buckets). A named caller's failure is not counted
+ * when the window already holds its share of that caller's failures.
  */
-function model ({ failureRatePercent, minCalls, windowMs }: BreakerOptions) {
+function model (options: BreakerOptions) {
+  const { failureRatePercent, minCalls, windowMs } = options
   const count = Math.max(5, Math.ceil(windowMs / 1000))
   const bucketMs = Math.max(1, Math.round(windowMs / count))
-  const calls: Array<{ bucket: number, failed: boolean }> = []
+  const share = Math.max(1, Math.floor(failureRatePercent * minCalls / 200))
+  const calls: Array<{ bucket: number, failed: boolean, caller: string | undefined }> = []
   let latest = -Infinity
-  return (time: number, failed: boolean): boolean => {
+  return (time: number, failed: boolean, caller?: string): boolean => {
     latest = Math.max(latest, time)
     const now = Math.floor(latest / bucketMs)
-    calls.push({ bucket: now, failed })
-    const inWindow = calls.filter(call => call.bucket > now - count)
+    const counted = (call: { bucket: number }) => call.bucket > now - count
+    if (failed && caller !== undefined &&
+      calls.filter(call => counted(call) && call.failed && call.caller === caller).length >= share) return false
+    calls.push({ bucket: now, failed, caller })
+    const inWindow = calls.filter(counted)
     const failures = inWindow.filter(call => call.failed).length
     return failed && inWindow.length >= minCalls && failures > (failureRatePercent / 100) * inWindow.length
   }
@@ -35,16 +41,20 @@ const options = fc.record({
 const SECOND = 1000
 const DAY = 86_400 * SECOND
 // Mostly calls close together, with quiet spells of seconds, minutes, hours and days, and a clock set back.
+// A few named callers, and calls that name none.
+const caller = fc.option(fc.constantFrom('a', 'b', 'c'), { nil: undefined })
+const call = (min: number, max: number) =>
+  fc.record({ advance: fc.integer({ min, max }), failed: fc.boolean(), caller })
 const step = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ advance: fc.integer({ min: 0, max: 300 }), failed: fc.boolean() }) },
-  { weight: 2, arbitrary: fc.record({ advance: fc.integer({ min: 0, max: 30 * SECOND }), failed: fc.boolean() }) },
-  { weight: 1, arbitrary: fc.record({ advance: fc.integer({ min: 0, max: 3 * DAY }), failed: fc.boolean() }) },
-  { weight: 1, arbitrary: fc.record({ advance: fc.integer({ min: -5 * SECOND, max: 0 }), failed: fc.boolean() }) }
+  { weight: 6, arbitrary: call(0, 300) },
+  { weight: 2, arbitrary: call(0, 30 * SECOND) },
+  { weight: 1, arbitrary: call(0, 3 * DAY) },
+  { weight: 1, arbitrary: call(-5 * SECOND, 0) }
 )
 // Runs of failures, so the minimum volume is reached before and after the quiet spells.
 const steps = fc.array(fc.tuple(step, fc.integer({ min: 1, max: 25 })), { minLength: 1, maxLength: 40 })
   .map(runs => runs.flatMap(([first, times]) => [
-    first, ...Array.from({ length: times - 1 }, () => ({ advance: 0, failed: first.failed }))
+    first, ...Array.from({ length: times - 1 }, () => ({ advance: 0, failed: first.failed, caller: first.caller }))
   ]))
 
 t.test('the window answers as a time-bucketed sliding window, whatever the gaps between calls', async t => {
@@ -53,10 +63,10 @@ t.test('the window answers as a time-bucketed sliding window, whatever the gaps 
     let now = 1_700_000_000_000 + start
     const window = new FailureWindow(opts, () => now)
     const expected = model(opts)
-    for (const { advance, failed } of calls) {
+    for (const { advance, failed, caller } of calls) {
       now += advance
-      const down = window.record(failed)
-      if (down !== expected(now, failed)) return false
+      const down = window.record(failed, caller)
+      if (down !== expected(now, failed, caller)) return false
       if (down) opened++
     }
     return true

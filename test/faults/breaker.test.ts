@@ -1,11 +1,13 @@
 // Circuit breakers over real sockets, with the default rule (more than 50 % of at least 20 calls failed;
-// a window of a minute so no test outlasts it). A broken record is one caller's 502, never everyone's
-// 503; an operation failing for every caller is refused after about 20 calls (shown by the fault
-// upstream's counts, not by timing); a probe after the half-open delay closes it again; each operation
-// has its own breaker; failures older than the window are forgotten after a quiet spell.
+// a window of a minute so no test outlasts it), on a clock the tests move (no test sleeps on a breaker).
+// A broken record is one caller's 502, never everyone's 503; one client failing at its full rate never
+// opens a breaker while others are served, several clients failing do; an operation failing for every
+// caller is refused after about 20 calls (shown by the fault upstream's counts, not by timing); a probe
+// after the half-open delay closes it again, and one client cannot be every probe; each operation has its
+// own breaker; failures older than the window are forgotten after a quiet spell.
 import t, { type Test } from 'tap'
 import type { IncomingHttpHeaders } from 'node:http'
-import { setTimeout as sleep } from 'node:timers/promises'
+import * as fx from '../../schemas/fixtures.ts'
 import { ivanov, petrova } from '../../sandbox/seed.ts'
 import type { PassportParams } from '../../schemas/passport.ts'
 import type { Profile } from '../../schemas/profile.ts'
@@ -22,16 +24,46 @@ const NORMAL: Fault = { kind: 'normal' }
 const upstream = await faultUpstream(t)
 const passportCalls = () => upstream.counts()['passport.get_client']
 
+/** The breakers' clock: only `advance` moves it. */
+let now = 1_700_000_000_000
+const advance = (ms: number) => { now += ms }
+
 /**
  * A service in front of the fault upstream, warmed up by one whole profile (its client then knows the
  * upstream's slash paths: one request per call from here on), with the upstream's counts cleared.
  */
 async function warmService (t: Test, env: Record<string, string>): Promise<string> {
   upstream.reset()
-  const base = await faultService(t, upstream.url, env)
+  const base = await faultService(t, upstream.url, env, { breakerNow: () => now })
   t.equal((await profile(base, petrova.identity)).status, 200, 'warm-up: whole profile')
   upstream.reset()
   return base
+}
+
+/**
+ * The n-th of many clients (1, 2, ...), each its own token's subject. The sandbox knows only two records: the
+ * passport answers theirs by `answerAny` (the request id names the client).
+ */
+const client = (n: number): PassportParams => ({
+  vendor: petrova.identity.vendor,
+  login: `799900${String(n).padStart(5, '0')}`,
+  uid_client: `3F2504E0-4F89-41D3-9A0C-${String(n).padStart(12, '0')}`
+})
+const idOf = (n: number, tag = 'client') => `${tag}-${n}-${Math.random().toString(36).slice(2)}`
+const clientOfId = (headers: IncomingHttpHeaders) => Number(String(headers['x-request-id']).split('-')[1])
+
+/** The passport's record of the client the request id names: every client has one. */
+function answerAny (headers: IncomingHttpHeaders): Fault {
+  const who = client(clientOfId(headers))
+  return {
+    kind: 'answer',
+    status: 200,
+    body: {
+      ...fx.passportFound,
+      uid_client: who.uid_client,
+      client: { ...fx.client, uid_client: who.uid_client, login: who.login }
+    }
+  }
 }
 
 /** A profile request of `who`; `id` is the x-request-id the service forwards to the upstream. */
@@ -82,9 +114,9 @@ t.test('a passport failing for every client opens its breaker at the minimum vol
       // The warm-up's success is one of the window's calls: with 19 failures they make the minimum 20.
       const calls = MIN_CALLS - 1
       const codes: string[] = []
+      // Every call another client's: each counts (one client alone counts for its share of the window only).
       for (let i = 0; i < calls; i++) {
-        const who = i % 2 === 0 ? ivanov.identity : petrova.identity
-        codes.push(((await readAnswer(t, await profile(base, who))).body as { code: string }).code)
+        codes.push(((await readAnswer(t, await profile(base, client(i + 1)))).body as { code: string }).code)
       }
       t.strictSame(codes, Array(calls).fill(code), `the first ${calls} calls met the failure`)
       t.equal(passportCalls(), calls * perCall)
@@ -102,30 +134,69 @@ t.test('a passport failing for every client opens its breaker at the minimum vol
   }
 })
 
-t.test('passport: a successful probe after the half-open delay closes the breaker; a failed one keeps it open', async t => {
+t.test('passport: a successful probe after the half-open delay closes the breaker; failed ones keep it open', async t => {
   const base = await warmService(t, { ...ENV, UPSTREAM_BREAKER_MIN_CALLS: '5', UPSTREAM_BREAKER_HALF_OPEN_MS: String(HALF_OPEN_MS) })
   upstream.set('passport.get_client', { kind: 'status', status: 503 })
-  // With the warm-up's success, 4 failures make the 5 calls: 80 % failed.
-  for (let i = 0; i < 4; i++) t.equal((await profile(base, petrova.identity)).status, 502)
+  // With the warm-up's success, 4 failures of 4 clients make the 5 calls: 80 % failed.
+  for (let n = 1; n <= 4; n++) t.equal((await profile(base, client(n))).status, 502)
   t.equal((await profile(base, petrova.identity)).status, 503, 'open')
   t.equal(passportCalls(), 4)
 
-  await sleep(HALF_OPEN_MS + 300)
+  advance(HALF_OPEN_MS - 1)
+  t.equal((await profile(base, petrova.identity)).status, 503, 'a millisecond before the delay: refused')
+  advance(1)
   t.equal((await profile(base, petrova.identity)).status, 502, 'the probe met the failing upstream')
   t.equal(passportCalls(), 5, 'one probe')
-  t.equal((await profile(base, petrova.identity)).status, 503, 'open again at once')
-  t.equal(passportCalls(), 5, 'without another call')
+  t.equal((await profile(base, petrova.identity)).status, 503, 'the same client is not the next probe')
+  t.equal((await profile(base, ivanov.identity)).status, 502, "another client's probe goes through")
+  t.equal(passportCalls(), 6)
+  t.equal((await profile(base, client(5))).status, 503, 'two clients\' probes failed: open again at once')
+  t.equal(passportCalls(), 6, 'without another call')
 
   // The passport recovers; the breaker does not know until its next probe.
   upstream.set('passport.get_client', NORMAL)
-  await sleep(HALF_OPEN_MS + 300)
+  advance(HALF_OPEN_MS)
   const { status, headers, body } = await readAnswer(t, await profile(base, petrova.identity))
   t.equal(status, 200, 'the probe succeeded')
   t.equal(headers.get('x-degraded'), null)
   t.same((body as Profile).degraded, [], 'the profile is whole')
-  t.equal(passportCalls(), 6, 'exactly one probe call')
+  t.equal(passportCalls(), 7, 'exactly one probe call')
   for (let i = 0; i < 3; i++) t.equal((await profile(base, ivanov.identity)).status, 200, 'closed: served')
-  t.equal(passportCalls(), 9, 'every later profile calls the passport again')
+  t.equal(passportCalls(), 10, 'every later profile calls the passport again')
+})
+
+t.test('one client failing at its full rate (2 a second) never opens the passport breaker; several clients do', async t => {
+  // The default window and half-open delay.
+  const base = await warmService(t, { PROFILE_STALE_IF_ERROR_S: '0' })
+  // Only the failing client's record fails: its requests carry the request id `bad-...`.
+  upstream.set('passport.get_client', (_operation, headers: IncomingHttpHeaders) =>
+    String(headers['x-request-id']).startsWith('bad-') ? { kind: 'status', status: 500 } : NORMAL)
+  const statuses = new Map<number, number>()
+  let served = 0
+  // Two minutes at 120 a minute; another client once every ten seconds, else quiet.
+  for (let i = 0; i < 240; i++) {
+    const { status } = await readAnswer(t, await profile(base, ivanov.identity, idOf(i, 'bad')))
+    statuses.set(status, (statuses.get(status) ?? 0) + 1)
+    if (i % 20 === 19 && (await profile(base, petrova.identity)).status === 200) served++
+    advance(500)
+  }
+  t.strictSame([...statuses], [[502, 240]], 'every request of the failing client was its own 502, never a 503')
+  t.equal(served, 12, 'the other client was served every time')
+  t.equal(passportCalls(), 252, 'nothing was refused')
+
+  // The passport fails for everyone: four clients at their full rate open it within 2.5 s.
+  upstream.set('passport.get_client', { kind: 'status', status: 500 })
+  const before = passportCalls()
+  const codes: number[] = []
+  for (let i = 0; i < 24; i++) {
+    codes.push((await profile(base, client(1 + (i % 4)))).status)
+    advance(125)
+  }
+  const opened = codes.indexOf(503)
+  t.ok(opened > 0 && opened <= 20, `open after ${opened} failures of four clients`)
+  t.ok(codes.slice(opened).every(code => code === 503), 'then refused')
+  t.equal(passportCalls(), before + opened, 'the open breaker called nobody')
+  t.equal((await profile(base, petrova.identity)).status, 503, 'the other client too: an outage')
 })
 
 t.test("dealers failing for everyone: their breakers open, profiles degrade without calling them, the passport's stays closed", async t => {
@@ -136,11 +207,13 @@ t.test("dealers failing for everyone: their breakers open, profiles degrade with
   const failing = () => failures[turn++ % failures.length]!
   upstream.set('dealer.discount', failing)
   upstream.set('dealer.client', failing)
+  upstream.set('passport.get_client', (_operation, headers) => answerAny(headers))
 
   const seen: number[] = []
   let degraded = 0
   for (let i = 0; i < 30; i++) {
-    const { status, headers, body } = await readAnswer(t, await profile(base, petrova.identity))
+    // Thirty clients: the dealers fail for every one of them.
+    const { status, headers, body } = await readAnswer(t, await profile(base, client(i + 1), idOf(i + 1)))
     const answer = body as Profile
     if (status === 200 && headers.get('x-degraded') === 'discount,contractor' && answer.discount === null && answer.contractor === null) degraded++
     seen.push(upstream.counts()['dealer.discount'])
@@ -168,6 +241,9 @@ t.test('failures older than the window are forgotten, however quiet the operatio
   // Only the requests of the broken client meet a 500: the window sees failures and the others' successes.
   upstream.set('dealer.discount', (_operation, headers: IncomingHttpHeaders) =>
     String(headers['x-request-id']).startsWith('broken-') ? { kind: 'status', status: 500 } : NORMAL)
+  // Many broken clients (one alone counts for its share only); the passport answers each of them.
+  upstream.set('passport.get_client', (_operation, headers) =>
+    String(headers['x-request-id']).startsWith('broken-') ? answerAny(headers) : NORMAL)
   const healthyProfile = async (name: string) => {
     const { status, headers } = await readAnswer(t, await profile(base, petrova.identity))
     t.equal(status, 200)
@@ -175,14 +251,14 @@ t.test('failures older than the window are forgotten, however quiet the operatio
   }
 
   for (let i = 0; i < MIN_CALLS - 2; i++) {
-    const { status, headers } = await readAnswer(t, await profile(base, ivanov.identity, `broken-${i}`))
+    const { status, headers } = await readAnswer(t, await profile(base, client(i + 1), idOf(i + 1, 'broken')))
     t.equal(status, 200)
     t.equal(headers.get('x-degraded'), 'discount', `broken profile ${i + 1}: its discount degraded`)
   }
   await healthyProfile('under the minimum volume')
   // Quiet for longer than the window: every failure so far is older than it.
-  await sleep(WINDOW_MS + 200)
-  const { headers } = await readAnswer(t, await profile(base, ivanov.identity, 'broken-late'))
+  advance(WINDOW_MS + 200)
+  const { headers } = await readAnswer(t, await profile(base, client(99), idOf(99, 'broken')))
   t.equal(headers.get('x-degraded'), 'discount', 'one more broken profile')
   const before = upstream.counts()['dealer.discount']
   await healthyProfile('after the quiet and one failure')

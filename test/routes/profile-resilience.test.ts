@@ -2,7 +2,7 @@
 // (MockAgent upstream, calls counted), and single-flight over real sockets (a port-0 upstream that holds
 // its answers until every request of the burst has reached the route).
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http'
-import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises'
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import * as fx from '../../schemas/fixtures.ts'
 import { buildApp, type App } from '../../src/app.ts'
@@ -27,12 +27,16 @@ interface Reply { status: number, body: unknown }
 const ok = (body: unknown): Reply => ({ status: 200, body })
 const broken: Reply = { status: 500, body: 'Internal Server Error' }
 
-/** Answers every call of `operation` with what `answer()` says at that moment, and counts the calls. */
-function counted (upstream: TestApp['upstream'], operation: OperationName, answer: () => Reply, delay?: number): () => number {
+/**
+ * Answers every call of `operation` with what `answer()` says at that moment (given the call's params), and
+ * counts the calls.
+ */
+function counted (upstream: TestApp['upstream'], operation: OperationName,
+  answer: (params: Record<string, string>) => Reply, delay?: number): () => number {
   let calls = 0
-  const scope = upstream.intercept({ path: operations[operation].path, method: 'POST' }).reply(() => {
+  const scope = upstream.intercept({ path: operations[operation].path, method: 'POST' }).reply(({ body: sent }) => {
     calls++
-    const { status, body } = answer()
+    const { status, body } = answer(JSON.parse(String(sent)) as Record<string, string>)
     const text = typeof body === 'string'
     return { statusCode: status, data: text ? body : JSON.stringify(body), responseOptions: { headers: text ? { 'content-type': 'text/plain' } : JSON_UTF8 } }
   })
@@ -49,33 +53,54 @@ function breakerApp (t: Test, env: Record<string, string> = {}) {
 const getProfile = (app: App, token = IVANOV_TOKEN, headers: Record<string, string> = {}) =>
   app.inject({ url: PROFILE, headers: { ...bearer(token), ...headers } })
 
+/**
+ * The token of the n-th of several clients (0 is IVANOV): one caller's failures count for no more than its share
+ * of a breaker's window (1 of these apps' 3 calls), so opening one takes failures of several clients.
+ */
+const client = (n: number) => n === 0
+  ? { uid_client: fx.IVANOV.uid_client, token: IVANOV_TOKEN }
+  : clientOf(`3F2504E0-4F89-41D3-9A0C-0305E82C33${String(n).padStart(2, '0')}`, `7999000000${n % 10}`)
+const clientOf = (uid: string, login: string) =>
+  ({ uid_client: uid, token: hs256(claimsFor({ uid_client: uid, login, vendor: fx.IVANOV.vendor })) })
+
+/** The passport's record of whoever asked (the other-client rule holds for every client). */
+const recordOf = (params: Record<string, string>): Reply => ok({
+  ...fx.passportFound,
+  uid_client: params.uid_client,
+  client: { ...fx.client, uid_client: params.uid_client, login: params.login }
+})
+
 t.test('passport breaker open: 503 UPSTREAM_UNAVAILABLE at once, the passport not called', async t => {
   const { app, upstream } = await breakerApp(t)
   const passport = counted(upstream, 'passport.get_client', () => broken)
-  for (let i = 0; i < 3; i++) t.equal((await getProfile(app)).statusCode, 502)
-  t.equal(app.upstream.breakerStates()['passport.get_client'], 'open')
+  for (let i = 0; i < 5; i++) t.equal((await getProfile(app)).statusCode, 502, 'one client failing: its own 502s')
+  t.equal(app.upstream.breakerStates()['passport.get_client'], 'closed', 'one client alone never opens it')
+  for (const n of [1, 2]) t.equal((await getProfile(app, client(n).token)).statusCode, 502)
+  t.equal(app.upstream.breakerStates()['passport.get_client'], 'open', 'three clients failing open it')
 
-  for (let i = 0; i < 3; i++) {
-    const res = await getProfile(app)
+  for (const n of [0, 1, 2, 3]) {
+    const res = await getProfile(app, client(n).token)
     t.equal(res.statusCode, 503)
     t.match(res.json(), { statusCode: 503, code: 'UPSTREAM_UNAVAILABLE', message: String })
     t.ok(res.headers['x-request-id'])
   }
-  t.equal(passport(), 3, 'only the failures that opened it reached the passport')
+  t.equal(passport(), 7, 'only the failures that opened it reached the passport')
 })
 
 t.test('dealers failing 100 times in a row: their breakers open and later profiles degrade without calling them', async t => {
   const { app, upstream } = await breakerApp(t, { UPSTREAM_TIMEOUT_MS: '100' })
-  const passport = counted(upstream, 'passport.get_client', () => ok(fx.passportFound))
+  const passport = counted(upstream, 'passport.get_client', recordOf)
   const discount = counted(upstream, 'dealer.discount', () => ({ status: 503, body: 'Service Unavailable' }))
   // Slower than UPSTREAM_TIMEOUT_MS: until its breaker opens, each profile waits for this timeout.
   const contractor = counted(upstream, 'dealer.client', () => ok(fx.contractorResult), 1000)
 
   for (let i = 0; i < 100; i++) {
-    const res = await getProfile(app)
+    // Ten clients in turn: the dealers fail for every one of them.
+    const who = client(i % 10)
+    const res = await getProfile(app, who.token)
     t.equal(res.statusCode, 200)
     t.equal(res.headers['x-degraded'], 'discount,contractor')
-    t.match(res.json(), { uid_client: fx.IVANOV.uid_client, client: fx.client, discount: null, contractor: null, degraded: ['discount', 'contractor'] })
+    t.match(res.json(), { uid_client: who.uid_client, discount: null, contractor: null, degraded: ['discount', 'contractor'] })
   }
   t.equal(passport(), 100)
   t.equal(discount(), 3, 'the discount was called until its breaker opened, then never')
@@ -84,18 +109,23 @@ t.test('dealers failing 100 times in a row: their breakers open and later profil
 })
 
 t.test('passport recovering: the half-open probe succeeds and the breaker closes', async t => {
-  const { app, upstream } = await breakerApp(t, { UPSTREAM_BREAKER_HALF_OPEN_MS: '50' })
+  let now = 1_700_000_000_000
+  const { app, upstream } = await buildTestApp(t, {
+    UPSTREAM_BREAKER_MIN_CALLS: '3', UPSTREAM_BREAKER_HALF_OPEN_MS: '10000', ...UNLIMITED
+  }, { breakerNow: () => now })
   let healthy = false
-  const passport = counted(upstream, 'passport.get_client', () => healthy ? ok(fx.passportFound) : broken)
+  const passport = counted(upstream, 'passport.get_client', params => healthy ? recordOf(params) : broken)
   counted(upstream, 'dealer.discount', () => ok(fx.discountWithBonuses))
   counted(upstream, 'dealer.client', () => ok(fx.contractorResult))
 
-  for (let i = 0; i < 3; i++) t.equal((await getProfile(app)).statusCode, 502)
+  for (const n of [0, 1, 2]) t.equal((await getProfile(app, client(n).token)).statusCode, 502)
   t.equal((await getProfile(app)).statusCode, 503)
   t.equal(passport(), 3)
 
   healthy = true
-  await sleep(80)
+  now += 9_999
+  t.equal((await getProfile(app)).statusCode, 503, 'a millisecond before the half-open delay: still refused')
+  now += 1
   const probe = await getProfile(app)
   t.equal(probe.statusCode, 200, 'the probe profile is whole')
   t.strictSame(probe.json().degraded, [])
@@ -107,7 +137,7 @@ t.test('passport recovering: the half-open probe succeeds and the breaker closes
 t.test('the console goes past an open breaker to the real upstream, and leaves the breaker open', async t => {
   const { app, upstream } = await breakerApp(t)
   const passport = counted(upstream, 'passport.get_client', () => broken)
-  for (let i = 0; i < 3; i++) await getProfile(app)
+  for (const n of [0, 1, 2]) await getProfile(app, client(n).token)
   t.equal(app.upstream.breakerStates()['passport.get_client'], 'open')
 
   const res = await app.inject({

@@ -249,7 +249,8 @@ t.test('the passport key reaches no other path: only the documented path plus a 
       const up = mockUpstream(t)
       up.post(passport.path).reply(307, '', { headers: { location } })
       const error = await rejects(t, call(up.client, passport), 'redirect_invalid', 502, 'UPSTREAM_BAD_RESPONSE')
-      t.strictSame(error.exchange.redirects, [{ status: 307, location }])
+      // Kept as sent, but for its query: the upstream's to write, so never logged.
+      t.strictSame(error.exchange.redirects, [{ status: 307, location: location.split('?')[0] }])
       t.strictSame(up.calls().map(c => c.path), [passport.path], 'the key went to the documented path only')
     })
   }
@@ -269,7 +270,8 @@ t.test('a redirect to another origin is refused and the key never leaves', async
 
       const error = await rejects(t, call(up.client, passport), 'redirect_refused', 502, 'UPSTREAM_BAD_RESPONSE')
 
-      t.strictSame(error.exchange.redirects, [{ status: 307, location }])
+      const { origin, pathname } = new URL(location, ORIGIN)
+      t.strictSame(error.exchange.redirects, [{ status: 307, location: origin + pathname }], 'origin and path kept')
       t.strictSame(up.calls().map(c => c.origin), [ORIGIN], 'nothing was sent anywhere else')
     })
   }

@@ -1,26 +1,28 @@
 // The client's resilience: the circuit breaker of each operation against a MockAgent upstream (what
-// counts, the failure rate and minimum volume that open it, that an open breaker sends nothing, the
-// half-open probe), and the one retry of a connection
-// that failed before any answer, over real sockets where the connection is what matters.
+// counts, the failure rate and minimum volume that open it, one caller's share of it, that an open breaker
+// sends nothing, the half-open probe and who may be it), on a clock the tests move (no test sleeps on the
+// breaker), and the one retry of a connection that failed before any answer, over real sockets where the
+// connection is what matters.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
-import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import * as fx from '../../schemas/fixtures.ts'
 import { createUpstreamClient, type BreakerState, type ExchangeEvent, type UpstreamClient, type UpstreamClientOptions } from '../../src/upstream/client.ts'
 import { isUpstreamError, type UpstreamError } from '../../src/upstream/errors.ts'
 import type { OperationName } from '../../schemas/operations.ts'
-import { createBreakers, DEFAULT_BREAKER_OPTIONS, NOT_PROBE, retryAfterOf, type Breakers } from '../../src/upstream/breaker.ts'
+import {
+  callerShare, createBreakers, DEFAULT_BREAKER_OPTIONS, NOT_PROBE, retryAfterOf, type Breakers
+} from '../../src/upstream/breaker.ts'
 import { upstreamError } from '../../src/upstream/errors.ts'
 import { operations } from '../../schemas/operations.ts'
 import { startDeadline } from '../../src/upstream/transport/deadline.ts'
-import { postFollowingRedirects } from '../../src/upstream/transport/exchange.ts'
+import { postFollowingRedirects, WireFailure } from '../../src/upstream/transport/exchange.ts'
 import { JSON_UTF8, KEYS, mockUpstream, ORIGIN } from '../helpers/upstream-mock.ts'
 import { listenLocally } from '../helpers/local-server.ts'
 
 const PASSPORT = '/bc_passport/get_client'
 const DISCOUNT = '/bc_api_web_service/discount'
-const HALF_OPEN_MS = 50
+const HALF_OPEN_MS = 10_000
 const TEXT = { 'content-type': 'text/plain' }
 
 const discount = (client: UpstreamClient, options?: Parameters<UpstreamClient['call']>[2]) =>
@@ -36,21 +38,27 @@ async function failure (promise: Promise<unknown>): Promise<UpstreamError> {
 
 /**
  * A MockAgent upstream whose client opens a breaker when more than half of at least `minCalls` calls in
- * a minute failed (a window no test outlasts); events recorded.
+ * a minute failed, on a clock only `advance` moves; events recorded.
  */
 function breakerUpstream (t: Test, minCalls: number, options: Partial<UpstreamClientOptions> = {}) {
   const transitions: Array<[OperationName, BreakerState]> = []
   const events: ExchangeEvent[] = []
+  let now = 1_700_000_000_000
   const up = mockUpstream(t, {
     breaker: { failureRatePercent: 50, minCalls, windowMs: 60_000, halfOpenAfterMs: HALF_OPEN_MS },
+    breakerNow: () => now,
     observer: {
       exchange: event => { events.push(event) },
       breaker: (operation, state) => { transitions.push([operation, state]) }
     },
     ...options
   })
-  return { ...up, transitions, events }
+  return { ...up, transitions, events, advance: (ms: number) => { now += ms } }
 }
+
+/** Call options of the n-th of several callers (the profile flow names each by the token's subject). */
+const as = (n: number, options: Parameters<UpstreamClient['call']>[2] = {}) =>
+  ({ ...options, caller: { id: `3F2504E0-4F89-41D3-9A0C-0305E82C33${String(n).padStart(2, '0')}` } })
 
 /** The call is refused by an open breaker: 503 UPSTREAM_UNAVAILABLE, and nothing reached the upstream. */
 async function refused (t: Test, up: ReturnType<typeof breakerUpstream>, promise: Promise<unknown>) {
@@ -213,9 +221,10 @@ t.test('half-open: after halfOpenAfter one probe goes through; its success close
   up.post(PASSPORT).reply(500, 'oops', { headers: TEXT })
   up.post(PASSPORT).reply(200, fx.passportFound, { headers: JSON_UTF8 }).times(2)
   await passport(up.client).catch(() => {})
+  up.advance(HALF_OPEN_MS - 1)
   await refused(t, up, passport(up.client))
 
-  await sleep(HALF_OPEN_MS + 20)
+  up.advance(1)
   t.equal((await passport(up.client)).kind, 'ok', 'the probe reached the upstream')
   t.equal((await passport(up.client)).kind, 'ok', 'and so does the next call')
   t.strictSame(up.transitions.map(([, state]) => state), ['open', 'half_open', 'closed'])
@@ -224,36 +233,59 @@ t.test('half-open: after halfOpenAfter one probe goes through; its success close
 
 t.test('half-open: a probe that meets a broken record closes the breaker too (the upstream answered)', async t => {
   const up = breakerUpstream(t, 1, { maxBodyBytes: 1024 })
-  up.post(PASSPORT).reply(500, 'oops', { headers: TEXT }).times(2)
+  up.post(PASSPORT).reply(500, 'oops', { headers: TEXT }).times(3)
   up.post(PASSPORT).reply(200, JSON.stringify({ ...fx.passportFound, pad: 'x'.repeat(2048) }), { headers: JSON_UTF8 })
-  await passport(up.client).catch(() => {})
-  await sleep(HALF_OPEN_MS + 20)
-  t.equal((await failure(passport(up.client))).reason, 'status')
-  t.equal(up.client.breakerStates()['passport.get_client'], 'open', 'a 5xx probe opens it again')
-  await sleep(HALF_OPEN_MS + 20)
-  t.equal((await failure(passport(up.client))).reason, 'too_large')
+  await passport(up.client, as(1)).catch(() => {})
+  up.advance(HALF_OPEN_MS)
+  t.equal((await failure(passport(up.client, as(1)))).reason, 'status')
+  t.equal((await failure(passport(up.client, as(2)))).reason, 'status')
+  t.equal(up.client.breakerStates()['passport.get_client'], 'open', "two callers' 5xx probes open it again")
+  up.advance(HALF_OPEN_MS)
+  t.equal((await failure(passport(up.client, as(1)))).reason, 'too_large')
   t.equal(up.client.breakerStates()['passport.get_client'], 'closed')
 })
 
-t.test('half-open: a failed probe opens the breaker again', async t => {
+t.test('half-open: probes of two callers that fail open the breaker again', async t => {
   const up = breakerUpstream(t, 1)
-  up.post(PASSPORT).reply(500, 'oops', { headers: TEXT }).times(2)
-  await passport(up.client).catch(() => {})
-  await sleep(HALF_OPEN_MS + 20)
-  t.equal((await failure(passport(up.client))).reason, 'status')
+  up.post(PASSPORT).reply(500, 'oops', { headers: TEXT }).times(3)
+  await passport(up.client, as(1)).catch(() => {})
+  up.advance(HALF_OPEN_MS)
+  t.equal((await failure(passport(up.client, as(1)))).reason, 'status')
+  t.equal(up.client.breakerStates()['passport.get_client'], 'half_open', 'one caller\'s failed probe is not enough')
+  t.equal((await failure(passport(up.client, as(2)))).reason, 'status', "another caller's probe goes through at once")
   t.equal(up.client.breakerStates()['passport.get_client'], 'open')
-  await refused(t, up, passport(up.client))
+  const error = await refused(t, up, passport(up.client, as(3)))
+  t.equal(retryAfterOf(error), HALF_OPEN_MS / 1000, 'a whole half-open delay again')
   t.strictSame(up.transitions.map(([, state]) => state), ['open', 'half_open', 'open'])
 })
 
-t.test('half-open: a probe the caller aborted proved nothing and keeps the breaker open', async t => {
+t.test('half-open: one client whose own record fails cannot keep the breaker open by being every probe', async t => {
+  const up = breakerUpstream(t, 1)
+  up.post(PASSPORT).reply(500, 'oops', { headers: TEXT }).times(3)
+  up.post(PASSPORT).reply(200, fx.passportFound, { headers: JSON_UTF8 })
+  await passport(up.client, as(1)).catch(() => {})
+  up.advance(HALF_OPEN_MS)
+  t.equal((await failure(passport(up.client, as(1)))).reason, 'status', 'the failing client is the first probe')
+  const error = await refused(t, up, passport(up.client, as(1)))
+  t.equal(retryAfterOf(error), HALF_OPEN_MS / 1000, 'then waits for the next round')
+  up.advance(HALF_OPEN_MS - 1)
+  await refused(t, up, passport(up.client, as(1)))
+  up.advance(1)
+  t.equal((await failure(passport(up.client, as(1)))).reason, 'status', 'a round later it may probe again')
+  t.equal((await passport(up.client, as(2))).kind, 'ok', 'any other client is the next probe, and its answer closes it')
+  t.equal(up.client.breakerStates()['passport.get_client'], 'closed')
+  t.equal(up.calls().length, 4)
+})
+
+t.test('half-open: a probe the caller aborted proved nothing: the breaker does not close', async t => {
   const up = breakerUpstream(t, 1)
   up.post(PASSPORT).reply(500, 'oops', { headers: TEXT })
   up.post(PASSPORT).reply(200, fx.passportFound, { headers: JSON_UTF8 }).delay(500)
-  await passport(up.client).catch(() => {})
-  await sleep(HALF_OPEN_MS + 20)
-  t.equal((await failure(passport(up.client, { signal: AbortSignal.timeout(10) }))).reason, 'aborted')
-  t.equal(up.client.breakerStates()['passport.get_client'], 'open')
+  await passport(up.client, as(1)).catch(() => {})
+  up.advance(HALF_OPEN_MS)
+  t.equal((await failure(passport(up.client, as(1, { signal: AbortSignal.timeout(10) })))).reason, 'aborted')
+  t.equal(up.client.breakerStates()['passport.get_client'], 'half_open')
+  await refused(t, up, passport(up.client, as(1)))
 })
 
 t.test('half-open: while the probe is out, other calls are refused at once', async t => {
@@ -261,14 +293,66 @@ t.test('half-open: while the probe is out, other calls are refused at once', asy
   up.post(PASSPORT).reply(500, 'oops', { headers: TEXT })
   up.post(PASSPORT).reply(200, fx.passportFound, { headers: JSON_UTF8 }).delay(100)
   await passport(up.client).catch(() => {})
-  await sleep(HALF_OPEN_MS + 20)
+  up.advance(HALF_OPEN_MS)
 
-  const probe = passport(up.client)
+  const probe = passport(up.client, as(1))
   t.equal(up.client.breakerStates()['passport.get_client'], 'half_open')
-  const error = await refused(t, up, passport(up.client))
+  const error = await refused(t, up, passport(up.client, as(2)))
   t.equal(retryAfterOf(error), 1, 'the probe decides soon')
   t.equal((await probe).kind, 'ok')
   t.equal(up.client.breakerStates()['passport.get_client'], 'closed')
+})
+
+t.test("one caller's failures count for its share of the window only", async t => {
+  const share = callerShare(DEFAULT_BREAKER_OPTIONS)
+  t.equal(share, 5, 'half of what could open the breaker: 50 % of 20 calls, halved')
+
+  t.test('one client failing at its full rate limit (2 a second) for minutes, the others quiet: never open', async t => {
+    const up = breakerUpstream(t, 20, { breaker: DEFAULT_BREAKER_OPTIONS })
+    up.post(PASSPORT).reply(500, 'oops', { headers: TEXT }).times(240)
+    for (let i = 0; i < 240; i++) {
+      t.equal((await failure(passport(up.client, as(1)))).reason, 'status')
+      up.advance(500)
+    }
+    t.strictSame(up.transitions, [], 'never opened: 240 calls reached the passport')
+  })
+
+  t.test('the same beside other clients served, who fail a quarter of their own calls', async t => {
+    const up = breakerUpstream(t, 20, { breaker: DEFAULT_BREAKER_OPTIONS })
+    const failing = () => up.post(PASSPORT).reply(500, 'oops', { headers: TEXT })
+    for (let i = 0; i < 120; i++) {
+      failing()
+      // Another client at each step, one of every four of their calls a 5xx.
+      if (i % 4 === 0) failing()
+      else up.post(PASSPORT).reply(200, fx.passportFound, { headers: JSON_UTF8 })
+    }
+    for (let i = 0; i < 120; i++) {
+      await passport(up.client, as(1)).catch(() => {})
+      await passport(up.client, as(2 + (i % 7))).catch(() => {})
+      up.advance(500)
+    }
+    t.strictSame(up.transitions, [], 'never opened')
+    t.equal(up.calls().length, 240)
+  })
+
+  t.test('several clients failing open it within the window', async t => {
+    const up = breakerUpstream(t, 20, { breaker: DEFAULT_BREAKER_OPTIONS })
+    up.post(PASSPORT).reply(500, 'oops', { headers: TEXT }).times(20)
+    // Four clients at their full rate: 5 counted failures each, 20 in 2.5 s.
+    for (let i = 0; i < 20; i++) {
+      await passport(up.client, as(1 + (i % 4))).catch(() => {})
+      up.advance(125)
+    }
+    t.strictSame(up.transitions.map(([, state]) => state), ['open'])
+    await refused(t, up, passport(up.client, as(9)))
+  })
+
+  t.test('calls that name no caller count each as a caller of its own', async t => {
+    const up = breakerUpstream(t, 20, { breaker: DEFAULT_BREAKER_OPTIONS })
+    up.post(PASSPORT).reply(500, 'oops', { headers: TEXT }).times(20)
+    for (let i = 0; i < 20; i++) await passport(up.client).catch(() => {})
+    t.strictSame(up.transitions.map(([, state]) => state), ['open'])
+  })
 })
 
 t.test('breaker: false goes past the breaker, and its outcomes do not move it', async t => {
@@ -450,8 +534,9 @@ t.test('an exchange not safe to repeat is never sent twice after a dropped conne
     started: performance.now()
   }
   try {
-    const error = await failure(postFollowingRedirects(wire))
-    t.equal(error.reason, 'connect')
+    const error = await postFollowingRedirects(wire).then(() => undefined, (err: unknown) => err)
+    t.ok(error instanceof WireFailure, 'a failure of the wire (the client makes it an upstream error)')
+    t.equal((error as WireFailure).reason, 'connect')
   } finally {
     deadline.clear()
   }

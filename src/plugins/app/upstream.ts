@@ -18,9 +18,11 @@ export interface UpstreamPluginOptions {
   config: Config
   /** Replaces the client's own Agent (tests pass a MockAgent); its owner closes it. */
   dispatcher?: Dispatcher
+  /** The circuit breakers' clock, epoch milliseconds (tests move it instead of sleeping). */
+  breakerNow?: () => number
 }
 
-export default fp<UpstreamPluginOptions>(async function upstreamPlugin (fastify, { config, dispatcher }) {
+export default fp<UpstreamPluginOptions>(async function upstreamPlugin (fastify, { config, dispatcher, breakerNow }) {
   const metrics = metricsOf(fastify)
   const client = createUpstreamClient({
     baseUrl: config.UPSTREAM_URL,
@@ -35,7 +37,8 @@ export default fp<UpstreamPluginOptions>(async function upstreamPlugin (fastify,
       halfOpenAfterMs: config.UPSTREAM_BREAKER_HALF_OPEN_MS
     },
     ...(dispatcher === undefined ? {} : { dispatcher }),
-    ...(metrics === null ? {} : { observer: upstreamMetrics(metrics.prom, metrics.registry) })
+    ...(metrics === null ? {} : { observer: upstreamMetrics(metrics.prom, metrics.registry) }),
+    ...(breakerNow === undefined ? {} : { breakerNow })
   })
   fastify.decorate('upstream', client)
   if (metrics !== null) breakerMetrics(metrics.prom, metrics.registry, client.breakerStates)

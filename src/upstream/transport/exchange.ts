@@ -1,17 +1,45 @@
 // One upstream exchange on the wire: the POST, the 307/308 hop repeated with the same headers and body
 // (only to the documented path plus a trailing slash on the same origin, docs/upstream.md, The slash redirect,
 // so the key reaches no other host and no other path), and the answer read under a size cap. It knows nothing
-// of operations' meaning; client.ts does.
+// of operations' meaning; client.ts does, and makes a WireFailure the caller's upstream error.
 import { errors as undiciErrors, type Dispatcher } from 'undici'
 import type { IncomingHttpHeaders } from 'node:http'
+import type { OperationName } from '../../../schemas/operations.ts'
 import { AnswerReader, AnswerTooLarge, dispatchPost, EMPTY_BODY, type ReadOptions } from './answer-reader.ts'
 import type { Deadline } from './deadline.ts'
-import { upstreamError, type FailedExchange, type FailureReason, type Hop } from '../errors.ts'
+import { reducedCause, reducedLocation } from './reduce.ts'
 
-export type { Hop }
+/** One redirect followed: its status and where it led, as origin and path (reduce.ts: no query). */
+export interface Hop { status: number, location: string }
+
+/** Why the wire failed an exchange (a subset of the client's FailureReason). */
+export type WireReason =
+  | 'timeout' | 'aborted' | 'connect' | 'redirect_refused' | 'redirect_loop' | 'redirect_invalid' | 'too_large'
+
+/** What is known of an exchange that failed: always the hops so far, the status when an answer arrived. */
+export interface WireRecord {
+  operation: OperationName
+  status: number | null
+  redirects: Hop[]
+  duration_ms: number
+}
+
+/** An exchange the wire could not complete; its cause reduced to name, code and message (reduce.ts). */
+export class WireFailure extends Error {
+  readonly reason: WireReason
+  readonly record: WireRecord
+
+  constructor (reason: WireReason, record: WireRecord, cause?: unknown) {
+    const reduced = reducedCause(cause)
+    super(reason, reduced === undefined ? undefined : { cause: reduced })
+    this.name = 'WireFailure'
+    this.reason = reason
+    this.record = record
+  }
+}
 
 export interface WireRequest {
-  operation: FailedExchange['operation']
+  operation: OperationName
   /** The first URL to POST to. */
   url: URL
   headers: Record<string, string>
@@ -50,7 +78,7 @@ const DISCARD_LIMIT = 64 * 1024
 export async function postFollowingRedirects (req: WireRequest): Promise<WireAnswer> {
   const { deadline } = req
   // This exchange's own record: a failure reports every hop taken and the last status that arrived.
-  const record: FailedExchange = { operation: req.operation, status: null, redirects: [], duration_ms: 0 }
+  const record: WireRecord = { operation: req.operation, status: null, redirects: [], duration_ms: 0 }
   const reading: ReadOptions = { maxBodyBytes: req.maxBodyBytes, discard: ANY_REDIRECT, discardLimit: DISCARD_LIMIT }
   let url = req.url
   let retried = false
@@ -88,7 +116,7 @@ export async function postFollowingRedirects (req: WireRequest): Promise<WireAns
       } catch (cause) {
         throw fail(req, record, 'redirect_invalid', cause)
       }
-      record.redirects.push({ status: answer.status, location })
+      record.redirects.push({ status: answer.status, location: reducedLocation(location, next) })
       if (next.origin !== req.redirectTarget.origin) throw fail(req, record, 'redirect_refused')
       if (record.redirects.length > req.maxRedirects) throw fail(req, record, 'redirect_loop')
       // Same origin is not enough: another path (another operation's, with this operation's key and the
@@ -114,12 +142,12 @@ function connectionDropped (cause: unknown): boolean {
   return code === 'UND_ERR_SOCKET' && typeof message === 'string' && DROPPED_SOCKET_MESSAGES.has(message)
 }
 
-function fail (req: WireRequest, record: FailedExchange, reason: FailureReason, cause?: unknown): Error {
-  return upstreamError(reason, { ...record, duration_ms: elapsed(req.started) }, cause)
+function fail (req: WireRequest, record: WireRecord, reason: WireReason, cause?: unknown): WireFailure {
+  return new WireFailure(reason, { ...record, duration_ms: elapsed(req.started) }, cause)
 }
 
 /** A transport error is a timeout when the deadline ended it, otherwise the upstream could not be reached. */
-function failFromTransport (req: WireRequest, record: FailedExchange, cause: unknown): Error {
+function failFromTransport (req: WireRequest, record: WireRecord, cause: unknown): WireFailure {
   if (req.deadline.timedOut) return fail(req, record, 'timeout', cause)
   if (req.deadline.aborted) return fail(req, record, 'aborted', cause)
   if (cause instanceof undiciErrors.HeadersTimeoutError || cause instanceof undiciErrors.BodyTimeoutError) {
