@@ -42,7 +42,8 @@ function breaks (diff: Diff): string | undefined {
   if (inResponseSchema(path) && action === 'replace' && last === 'type') {
     const was = typeSet(diff.before)
     if ([...typeSet(diff.after)].some(name => !was.has(name))) {
-      return `[Changed] type of ${fieldOf(path)} from ${String(diff.before)} to ${String(diff.after)} in Response ${String(path[4])}`
+      const change = `from ${String(diff.before)} to ${String(diff.after)}`
+      return `[Changed] type of ${fieldOf(path)} ${change} in Response ${String(path[4])}`
     }
   }
   // An enum value a response no longer gives: an app that branches on it never sees it again.

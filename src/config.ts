@@ -6,6 +6,7 @@ import { isIP } from 'node:net'
 import { resolve } from 'node:path'
 import { parseEnv } from 'node:util'
 import { Type, type Static } from 'typebox'
+import { languages } from './errors.ts'
 
 const Millis = (fallback: number, description: string) =>
   Type.Integer({ minimum: 1, maximum: 600_000, default: fallback, description })
@@ -67,6 +68,11 @@ export const ConfigSchema = Type.Object({
   PROFILE_CACHE_MAX_BYTES: Type.Integer({ minimum: 65_536, maximum: 1024 * 1024 * 1024, default: 16 * 1024 * 1024, description: 'Bound of the in-process store of last-known profiles (compressed bytes; least recently used out first).' }),
   PROFILE_CACHE_KEY: Type.Optional(Type.String({ pattern: '^\\s*[A-Za-z0-9+/=_-]{43,44}\\s*(,\\s*[A-Za-z0-9+/=_-]{43,44}\\s*)*$', description: '32 random bytes in base64 (a comma list rotates: the first encrypts and names, all decrypt); with REDIS_URL, last-known profiles live in Redis, AES-256-GCM encrypted, under HMAC key names.' })),
   PROFILE_CACHE_REDIS_PREFIX: Type.String({ pattern: '^[A-Za-z0-9:_.-]{1,64}$', default: 'dealer-bff:lk:', description: 'Prefix of every last-known profile key in Redis (letters, digits, `:_.-`).' }),
+  DEFAULT_LANGUAGE: Type.Enum([...languages], {
+    default: 'ru',
+    description: 'Language of error messages (`ru` or `en`) for a caller whose Accept-Language names neither, ' +
+      'or who sends none.'
+  }),
   LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info', description: 'pino log level.' })
 })
 

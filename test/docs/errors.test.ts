@@ -11,7 +11,8 @@ type Json = Record<string, any>
 /** Each catalog code and its status, read from the catalog's own constructors. */
 const statusOf = new Map<string, number>()
 for (const value of Object.values(catalog)) {
-  if (typeof value !== 'function') continue
+  // The error classes; the catalog's helper functions are no constructors of errors.
+  if (typeof value !== 'function' || !(value.prototype instanceof Error)) continue
   const error = new (value as new (...args: string[]) => { code: string, statusCode: number })('x', 'y')
   statusOf.set(error.code, error.statusCode)
 }
