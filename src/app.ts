@@ -3,7 +3,7 @@
 import Fastify, { type FastifyServerOptions } from 'fastify'
 import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Dispatcher } from 'undici'
-import { clientErrorHandler } from './client-errors.ts'
+import { clientErrorHandlerFor } from './client-errors.ts'
 import type { Config } from './config.ts'
 import { AccessLogController, loggerOptions } from './logger.ts'
 import appVersion from './plugins/app/app-version.ts'
@@ -60,7 +60,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
     // Requests that arrive while draining are still served (readiness already answers 503); Fastify's
     // own 503 body would not be our error body.
     return503OnClosing: false,
-    clientErrorHandler,
+    clientErrorHandler: clientErrorHandlerFor(config.DEFAULT_LANGUAGE),
     ajv: { customOptions: { removeAdditional: false } }
   }).withTypeProvider<TypeBoxTypeProvider>()
   // TypeBox's compiled validators check requests too: one validator for every contract.
@@ -71,7 +71,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
   await fastify.register(requestIdPlugin)
   // Keep-alive connections end with their last answer once closing: shutdown waits for work, not sockets.
   await fastify.register(drain)
-  await fastify.register(errors)
+  await fastify.register(errors, { defaultLanguage: config.DEFAULT_LANGUAGE })
   // Headers first, so that shed and rate-limited answers carry them too; both before any route.
   await fastify.register(security, { config })
   // Before every route: it hooks each route as it is added, and its onSend sees the serialized payload.

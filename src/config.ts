@@ -7,6 +7,7 @@ import { resolve } from 'node:path'
 import { parseEnv } from 'node:util'
 import { Type, type Static } from 'typebox'
 import { AppVersion } from '../schemas/app-version.ts'
+import { languages } from './errors.ts'
 
 const Millis = (fallback: number, description: string) =>
   Type.Integer({ minimum: 1, maximum: 600_000, default: fallback, description })
@@ -84,6 +85,11 @@ export const ConfigSchema = Type.Object({
     description: 'Oldest app version served (semver, such as 2.14.0): a request whose x-app-version is older gets ' +
       '426 APP_UPDATE_REQUIRED; one without the header is served. Unset, every version is served.'
   })),
+  DEFAULT_LANGUAGE: Type.Enum([...languages], {
+    default: 'ru',
+    description: 'Language of error messages (`ru` or `en`) for a caller whose Accept-Language names neither, ' +
+      'or who sends none.'
+  }),
   LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info', description: 'pino log level.' })
 })
 

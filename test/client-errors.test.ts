@@ -4,7 +4,7 @@ import { connect } from 'node:net'
 import t, { type Test } from 'tap'
 import { Compile } from 'typebox/compile'
 import { ErrorBody } from '../schemas/errors.ts'
-import { buildTestApp } from './helpers/build-app.ts'
+import { buildTestApp, CONSOLE_KEY } from './helpers/build-app.ts'
 
 const isErrorBody = Compile(ErrorBody)
 
@@ -31,9 +31,9 @@ function raw (origin: string, bytes: string): Promise<RawAnswer> {
   })
 }
 
-async function listening (t: Test) {
+async function listening (t: Test, env: Record<string, string | undefined> = {}) {
   // Short header and request deadlines, so the 408 comes quickly.
-  const { app } = await buildTestApp(t, { SERVER_HEADERS_TIMEOUT_MS: '300', SERVER_REQUEST_TIMEOUT_MS: '600' })
+  const { app } = await buildTestApp(t, { SERVER_HEADERS_TIMEOUT_MS: '300', SERVER_REQUEST_TIMEOUT_MS: '600', ...env })
   return await app.listen({ host: '127.0.0.1', port: 0 })
 }
 
@@ -44,19 +44,37 @@ function errorAnswer (t: Test, answer: RawAnswer, status: number, code: string) 
   t.match(answer.headers.get('content-type'), /^application\/json/)
   t.match(answer.headers.get('x-request-id'), /^[0-9a-f-]{36}$/, 'a fresh request id')
   t.equal(answer.headers.get('connection'), 'close')
+  t.equal(answer.headers.get('vary'), 'Accept-Language')
 }
 
 t.test('malformed HTTP: 400 BAD_REQUEST in the error body', async t => {
   const origin = await listening(t)
   const answer = await raw(origin, 'THIS IS NOT HTTP\r\n\r\n')
   errorAnswer(t, answer, 400, 'BAD_REQUEST')
+  // Nothing of it could be read, Accept-Language included: DEFAULT_LANGUAGE (en in the tests' config).
   t.match(answer.body, { message: 'The request is not valid HTTP' })
+  t.equal(answer.headers.get('content-language'), 'en')
+})
+
+t.test('before routing, with DEFAULT_LANGUAGE unset, the answers are in Russian', async t => {
+  const origin = await listening(t, { DEFAULT_LANGUAGE: undefined })
+  const malformed = await raw(origin, 'THIS IS NOT HTTP\r\n\r\n')
+  errorAnswer(t, malformed, 400, 'BAD_REQUEST')
+  t.match(malformed.body, { message: 'Не удалось разобрать запрос: это не HTTP' })
+  t.equal(malformed.headers.get('content-language'), 'ru')
+  const large = await raw(origin, `GET /health/live HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(64 * 1024)}\r\n\r\n`)
+  errorAnswer(t, large, 431, 'HEADERS_TOO_LARGE')
+  t.match(large.body, { message: 'Заголовки запроса слишком большие' })
+  const slow = await raw(origin, 'GET /health/live HTTP/1.1\r\nHost: localhost\r\n')
+  errorAnswer(t, slow, 408, 'REQUEST_TIMEOUT')
+  t.match(slow.body, { message: 'Запрос не получен полностью за отведённое время' })
 })
 
 t.test('headers over the limit: 431 HEADERS_TOO_LARGE in the error body', async t => {
   const origin = await listening(t)
   const answer = await raw(origin, `GET /health/live HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(64 * 1024)}\r\n\r\n`)
   errorAnswer(t, answer, 431, 'HEADERS_TOO_LARGE')
+  t.match(answer.body, { message: 'The request headers are too large' })
 })
 
 t.test('headers not received in time: 408 REQUEST_TIMEOUT in the error body', async t => {
@@ -64,6 +82,18 @@ t.test('headers not received in time: 408 REQUEST_TIMEOUT in the error body', as
   // Headers begun, never finished.
   const answer = await raw(origin, 'GET /health/live HTTP/1.1\r\nHost: localhost\r\n')
   errorAnswer(t, answer, 408, 'REQUEST_TIMEOUT')
+  t.match(answer.body, { message: 'The request was not received in time' })
+})
+
+t.test('a body not received in time: 408 in the language its headers asked for', async t => {
+  const origin = await listening(t)
+  // Headers complete, with Accept-Language; the body promised by Content-Length never comes.
+  const answer = await raw(origin, 'POST /request-console HTTP/1.1\r\nHost: localhost\r\n' +
+    'Accept-Language: en;q=0.5, ru-RU\r\n' +
+    `X-Console-Key: ${CONSOLE_KEY}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"op`)
+  errorAnswer(t, answer, 408, 'REQUEST_TIMEOUT')
+  t.match(answer.body, { message: 'Запрос не получен полностью за отведённое время' })
+  t.equal(answer.headers.get('content-language'), 'ru')
 })
 
 t.test('a well-formed request on the same server is served as usual', async t => {

@@ -69,6 +69,7 @@ t.test('defaults fill what is left out, numbers are numbers', async t => {
     REDIS_TIMEOUT_MS: 100,
     REDIS_CONNECT_TIMEOUT_MS: 1000,
     COMPRESSION: 'on',
+    DEFAULT_LANGUAGE: 'ru',
     LOG_LEVEL: 'info'
   }, 'unrelated variables such as PATH are not part of the config')
   t.notOk('CONSOLE_API_KEY' in config, 'the console stays closed unless its key is set')
@@ -275,6 +276,12 @@ t.test('the bad-variable message is what an operator reads', async t => {
   const error = configError(t, () => loadConfig({ ...required, PORT: '70000' }))
   t.equal(error.name, 'ConfigError')
   t.equal(error.message, 'Invalid configuration:\n  - PORT must be <= 65535')
+})
+
+t.test('DEFAULT_LANGUAGE is ru or en, ru by default', async t => {
+  t.equal(loadConfig(required).DEFAULT_LANGUAGE, 'ru')
+  t.equal(loadConfig({ ...required, DEFAULT_LANGUAGE: 'en' }).DEFAULT_LANGUAGE, 'en')
+  t.match(configError(t, () => loadConfig({ ...required, DEFAULT_LANGUAGE: 'de' })).problems, [/^DEFAULT_LANGUAGE /])
 })
 
 t.test('COMPRESSION is on or off, nothing else', async t => {

@@ -11,7 +11,8 @@ type Json = Record<string, any>
 /** Each catalog code and its status, read from the catalog's own constructors. */
 const statusOf = new Map<string, number>()
 for (const value of Object.values(catalog)) {
-  if (typeof value !== 'function') continue
+  // The error classes; the catalog's helper functions are no constructors of errors.
+  if (typeof value !== 'function' || !(value.prototype instanceof Error)) continue
   const error = new (value as new (...args: string[]) => { code: string, statusCode: number })('x', 'y')
   statusOf.set(error.code, error.statusCode)
 }
@@ -85,4 +86,31 @@ t.test('the 401 of the console names the header to send', async t => {
   const { app } = await buildTestApp(t)
   const doc: Json = (await app.inject('/docs/json')).json()
   t.ok(doc.paths['/request-console'].post.responses['401'].headers?.['www-authenticate'])
+})
+
+t.test('the catalog holds every code, and every listed detail, in every language', async t => {
+  const cyrillic = /[а-яё]/i
+  for (const code of catalog.errorCodes) {
+    const messages = catalog.messagesOf(code)
+    t.ok(messages, `${code} is in the catalog`)
+    for (const language of catalog.languages) t.type(messages?.[language], 'function', `${code} has ${language}`)
+  }
+  for (const [code, texts] of Object.entries(catalog.details)) {
+    for (const text of texts) {
+      for (const language of catalog.languages) t.ok(text[language].length > 0, `${code} "${text.en}" has ${language}`)
+      t.match(text.ru, cyrillic, `${code} "${text.en}" is written in Russian`)
+      t.notMatch(text.en, cyrillic, `${code} "${text.en}" is written in English`)
+    }
+  }
+})
+
+t.test('every Russian message is in Cyrillic and says something other than the English', async t => {
+  // Arguments of any shape: only the words around them are checked here (test/plugins/errors.test.ts has each).
+  const args = ['GET', '/x']
+  for (const code of catalog.errorCodes) {
+    const messages = catalog.messagesOf(code) as Record<catalog.Language, (...args: unknown[]) => string>
+    const ru = messages.ru(...args)
+    t.match(ru, /[а-яё]/i, `${code}: ${ru}`)
+    t.not(ru, messages.en(...args), `${code} is translated`)
+  }
 })

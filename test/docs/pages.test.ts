@@ -12,7 +12,7 @@ t.test('the error code table of docs/api.md has every code of src/errors.ts with
   // Each catalog error, made without arguments, tells its own code and status.
   type CatalogError = new () => { code: string, statusCode: number }
   const errors = Object.values(catalog)
-    .filter(value => typeof value === 'function')
+    .filter(value => typeof value === 'function' && value.prototype instanceof Error)
     .map(ErrorClass => new (ErrorClass as unknown as CatalogError)())
   t.strictSame([...rows.keys()].sort(), [...catalog.errorCodes].sort(), 'one row per code')
   t.equal(errors.length, catalog.errorCodes.length, 'one error class per code')

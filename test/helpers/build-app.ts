@@ -11,7 +11,10 @@ export const DEALER_KEY = 'A9B8C7D6-DEALER-KEY-0000-000000000002'
 export const JWT_SECRET = 'test-jwt-secret-that-is-at-least-32-characters'
 export const CONSOLE_KEY = 'console-key-for-tests-0123456789'
 
-/** A validated config with test values; `env` overrides or removes (undefined) variables. */
+/**
+ * A validated config with test values; `env` overrides or removes (undefined) variables. Error messages are
+ * in English, the language the assertions are written in; the language tests set DEFAULT_LANGUAGE themselves.
+ */
 export function testConfig (env: Record<string, string | undefined> = {}): Config {
   return loadConfig({
     UPSTREAM_URL: UPSTREAM_ORIGIN,
@@ -20,6 +23,7 @@ export function testConfig (env: Record<string, string | undefined> = {}): Confi
     AUTH_JWT_SECRET: JWT_SECRET,
     CONSOLE_API_KEY: CONSOLE_KEY,
     LOG_LEVEL: 'silent',
+    DEFAULT_LANGUAGE: 'en',
     ...env
   })
 }

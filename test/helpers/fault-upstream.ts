@@ -38,6 +38,8 @@ export async function faultService (t: Test, upstreamUrl: string, env: Record<st
     AUTH_JWT_SECRET: JWT_SECRET,
     CONSOLE_API_KEY: CONSOLE_KEY,
     LOG_LEVEL: 'silent',
+    // English messages, the language the assertions are written in (as testConfig).
+    DEFAULT_LANGUAGE: 'en',
     ...RELAXED_LIMITS,
     ...env
   })

@@ -1,11 +1,18 @@
 import t, { type Test } from 'tap'
-import Fastify from 'fastify'
+import Fastify, { type FastifyError } from 'fastify'
 import { Type } from 'typebox'
 import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
 import errors from '../../src/plugins/app/errors.ts'
 import { toErrorBody } from '../../src/error-body.ts'
 import requestIdPlugin, { requestId } from '../../src/plugins/app/request-id.ts'
-import { ClientNotFoundError, UpstreamBadResponseError } from '../../src/errors.ts'
+import {
+  BadRequestError, ClientNotFoundError, details, errorCodes, HeadersTooLargeError, InternalError, languages,
+  MethodNotAllowedError, NotFoundError, PayloadTooLargeError, RateLimitedError, RequestTimeoutError,
+  ServiceUnavailableError, UnauthorizedError, UnsupportedMediaTypeError, UpstreamBadResponseError,
+  UpstreamTimeoutError, UpstreamUnavailableError, type Language, type Texts
+} from '../../src/errors.ts'
+import { PETROVA } from '../../schemas/fixtures.ts'
+import { buildTestApp, CONSOLE_KEY } from '../helpers/build-app.ts'
 
 // A small app with the real error handler and a few routes that fail in each way a route can.
 async function build (t: Test) {
@@ -90,4 +97,191 @@ t.test('toErrorBody maps statuses it does not know by name, and never passes a 5
   t.equal(limited.code, 'RATE_LIMITED')
   const gateway = toErrorBody(Object.assign(new Error('connect ECONNREFUSED 10.1.1.1'), { statusCode: 502, code: 'UND_ERR' }))
   t.same(gateway, { statusCode: 500, code: 'INTERNAL_ERROR', error: 'Internal Server Error', message: 'Internal server error' })
+})
+
+// Languages: every catalog code over real HTTP in Russian and English, and the choice by Accept-Language.
+
+/** What each error says in each language: the texts the app shows, written out here, not read from the catalog. */
+const SAID: Array<[FastifyError, Texts]> = [
+  [new BadRequestError('The request body is not valid JSON'),
+    { en: 'The request body is not valid JSON', ru: 'Тело запроса — некорректный JSON' }],
+  [new UnauthorizedError('The bearer token has expired'),
+    { en: 'The bearer token has expired', ru: 'Срок действия токена истёк, войдите заново' }],
+  [new NotFoundError('GET', '/nowhere'), { en: 'Route GET /nowhere not found', ru: 'Адрес GET /nowhere не найден' }],
+  [new MethodNotAllowedError('POST', '/api/users/profile'), {
+    en: 'Method POST is not allowed on /api/users/profile; the Allow header lists those that are',
+    ru: 'Метод POST недоступен для /api/users/profile; допустимые методы — в заголовке Allow'
+  }],
+  [new ClientNotFoundError(),
+    { en: 'The client is not known to the passport service', ru: 'Клиент не найден в сервисе паспортов' }],
+  [new PayloadTooLargeError(), { en: 'The request body is too large', ru: 'Тело запроса слишком большое' }],
+  [new UnsupportedMediaTypeError(), {
+    en: 'The request content type is not supported; send application/json',
+    ru: 'Этот тип содержимого не поддерживается, отправьте application/json'
+  }],
+  [new RequestTimeoutError(),
+    { en: 'The request was not received in time', ru: 'Запрос не получен полностью за отведённое время' }],
+  [new HeadersTooLargeError(), { en: 'The request headers are too large', ru: 'Заголовки запроса слишком большие' }],
+  [new RateLimitedError(1),
+    { en: 'Too many requests; retry in 1 second', ru: 'Слишком много запросов, повторите через 1 секунду' }],
+  [new RateLimitedError(42),
+    { en: 'Too many requests; retry in 42 seconds', ru: 'Слишком много запросов, повторите через 42 секунды' }],
+  [new RateLimitedError(15),
+    { en: 'Too many requests; retry in 15 seconds', ru: 'Слишком много запросов, повторите через 15 секунд' }],
+  [new InternalError(), { en: 'Internal server error', ru: 'Внутренняя ошибка сервиса' }],
+  [new ServiceUnavailableError('The service is overloaded; retry later'),
+    { en: 'The service is overloaded; retry later', ru: 'Сервис перегружен, повторите попытку позже' }],
+  [new UpstreamTimeoutError('passport.get_client'), {
+    en: 'Upstream operation passport.get_client did not answer in time',
+    ru: 'Внешний сервис не ответил вовремя (операция passport.get_client)'
+  }],
+  [new UpstreamBadResponseError('passport.get_client', { cause: new Error('socket') }), {
+    en: 'Upstream operation passport.get_client gave an unusable answer',
+    ru: 'Внешний сервис вернул непригодный ответ (операция passport.get_client)'
+  }],
+  [new UpstreamUnavailableError('dealer.discount'), {
+    en: 'Upstream operation dealer.discount is unavailable',
+    ru: 'Внешний сервис недоступен (операция dealer.discount)'
+  }]
+]
+
+/** A server on a free port whose route `/said/<i>` throws SAID[i] (and `/detail/<code>/<i>` a listed detail). */
+async function listening (t: Test, defaultLanguage?: Language): Promise<string> {
+  const app = Fastify({ logger: false })
+  await app.register(errors, defaultLanguage === undefined ? {} : { defaultLanguage })
+  app.get<{ Params: { i: string } }>('/said/:i', async request => { throw SAID[Number(request.params.i)]![0] })
+  const thrown = {
+    BAD_REQUEST: BadRequestError, UNAUTHORIZED: UnauthorizedError, SERVICE_UNAVAILABLE: ServiceUnavailableError
+  }
+  app.get<{ Params: { code: keyof typeof thrown, i: string } }>('/detail/:code/:i', async request => {
+    const { code, i } = request.params
+    throw new thrown[code](details[code][Number(i)]!.en)
+  })
+  t.teardown(() => app.close())
+  return await app.listen({ host: '127.0.0.1', port: 0 })
+}
+
+async function get (url: string, acceptLanguage?: string) {
+  const res = await fetch(url, { headers: acceptLanguage === undefined ? {} : { 'accept-language': acceptLanguage } })
+  return { status: res.status, headers: res.headers, body: await res.json() as Record<string, unknown> }
+}
+
+t.test('every catalog code answers in Russian and in English over HTTP, its code unchanged', async t => {
+  t.same(new Set(SAID.map(([error]) => error.code)), new Set(errorCodes), 'every code is here')
+  const origin = await listening(t)
+  for (const [i, [error, texts]] of SAID.entries()) {
+    for (const language of languages) {
+      const res = await get(`${origin}/said/${i}`, language)
+      t.equal(res.status, error.statusCode, `${error.code} ${language}: its status`)
+      const { statusCode, code } = error
+      const expected = { statusCode, code, error: res.body.error, message: texts[language] }
+      t.same(res.body, expected, `${error.code} in ${language}`)
+      t.equal(res.headers.get('content-language'), language)
+      t.match(res.headers.get('vary'), /Accept-Language/)
+    }
+  }
+})
+
+t.test('every listed detail answers in its own Russian text', async t => {
+  const origin = await listening(t)
+  for (const code of ['BAD_REQUEST', 'UNAUTHORIZED', 'SERVICE_UNAVAILABLE'] as const) {
+    for (const [i, texts] of details[code].entries()) {
+      t.equal((await get(`${origin}/detail/${code}/${i}`, 'ru')).body.message, texts.ru, `${code}: ${texts.en}`)
+      t.equal((await get(`${origin}/detail/${code}/${i}`, 'en')).body.message, texts.en)
+    }
+  }
+})
+
+t.test('Accept-Language picks the language by quality; the default answers the rest', async t => {
+  const cases: Array<[string | undefined, Language, Language]> = [
+    // header, with DEFAULT_LANGUAGE ru, with DEFAULT_LANGUAGE en
+    [undefined, 'ru', 'en'],
+    ['en', 'en', 'en'],
+    ['ru', 'ru', 'ru'],
+    ['en-US,en;q=0.9', 'en', 'en'],
+    ['ru-RU', 'ru', 'ru'],
+    ['ru;q=0.3, en;q=0.8', 'en', 'en'],
+    ['en;q=0.2, ru', 'ru', 'ru'],
+    ['de-DE, fr;q=0.9', 'ru', 'en'],
+    ['de, en;q=0.1', 'en', 'en'],
+    ['*', 'ru', 'en'],
+    ['', 'ru', 'en']
+  ]
+  const ru = await listening(t)
+  const en = await listening(t, 'en')
+  for (const [header, underRu, underEn] of cases) {
+    for (const [origin, expected] of [[ru, underRu], [en, underEn]] as const) {
+      const res = await get(`${origin}/said/1`, header)
+      t.equal(res.body.code, 'UNAUTHORIZED')
+      t.equal(res.headers.get('content-language'), expected, `${JSON.stringify(header)} -> ${expected}`)
+      t.equal(res.body.message, SAID[1]![1][expected])
+    }
+  }
+})
+
+t.test('the plugins\' own answers and validation speak the language too (the whole app, over HTTP)', async t => {
+  const { app } = await buildTestApp(t, { DEFAULT_LANGUAGE: undefined, RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '1' })
+  const origin = await app.listen({ host: '127.0.0.1', port: 0 })
+  const call = async (path: string, init: RequestInit = {}) => {
+    const res = await fetch(`${origin}${path}`, init)
+    const language = res.headers.get('content-language')
+    return { status: res.status, language, vary: res.headers.get('vary'), body: await res.json() }
+  }
+  const notFound = await call('/nowhere')
+  t.match(notFound, {
+    status: 404,
+    language: 'ru',
+    vary: /Accept-Language/,
+    body: { code: 'NOT_FOUND', message: 'Адрес GET /nowhere не найден' }
+  })
+  const notAllowed = await call('/api/users/profile', { method: 'DELETE', headers: { 'accept-language': 'en' } })
+  t.match(notAllowed, {
+    status: 405, language: 'en', body: { code: 'METHOD_NOT_ALLOWED', message: /^Method DELETE is not allowed/ }
+  })
+  const console = { 'x-console-key': CONSOLE_KEY, 'content-type': 'application/json' }
+  const invalid = await call('/request-console', {
+    method: 'POST',
+    headers: console,
+    body: JSON.stringify({ operation: 'dealer.discount', params: { uid_client: 'nope' } })
+  })
+  t.match(invalid, {
+    status: 400,
+    language: 'ru',
+    body: { code: 'BAD_REQUEST', message: /^Запрос составлен неверно: .*body\/params\/uid_client/ }
+  })
+  const extra = await call('/request-console', {
+    method: 'POST',
+    headers: console,
+    body: JSON.stringify({ operation: 'dealer.discount', params: { uid_client: PETROVA.uid_client, x: 1 } })
+  })
+  t.match(extra.body, { code: 'BAD_REQUEST', message: 'Запрос составлен неверно: поле body/params/x не допускается' })
+  const media = await call('/request-console', {
+    method: 'POST', headers: { ...console, 'content-type': 'text/plain' }, body: 'x'
+  })
+  t.match(media, {
+    status: 415, language: 'ru', body: { message: 'Этот тип содержимого не поддерживается, отправьте application/json' }
+  })
+  const refused = await call('/api/users/profile')
+  t.match(refused, {
+    status: 401, body: { message: 'Требуется авторизация: передайте токен в заголовке Authorization: Bearer' }
+  })
+  const limited = await call('/api/users/profile', { headers: { 'accept-language': 'ru' } })
+  t.match(limited, {
+    status: 429,
+    language: 'ru',
+    body: { code: 'RATE_LIMITED', message: /^Слишком много запросов, повторите через \d+ секунд[уы]?$/ }
+  })
+})
+
+t.test('under pressure, the shed 503 is in the caller\'s language', async t => {
+  const pressure = { UNDER_PRESSURE_MAX_RSS_MB: '1', UNDER_PRESSURE_SAMPLE_INTERVAL_MS: '10' }
+  const { app } = await buildTestApp(t, { DEFAULT_LANGUAGE: undefined, ...pressure })
+  const origin = await app.listen({ host: '127.0.0.1', port: 0 })
+  for (let i = 0; i < 500 && !app.isUnderPressure(); i++) await new Promise(resolve => setTimeout(resolve, 10))
+  const ru = await fetch(`${origin}/nowhere`)
+  t.equal(ru.status, 503)
+  t.equal(ru.headers.get('content-language'), 'ru')
+  t.match(await ru.json(), { code: 'SERVICE_UNAVAILABLE', message: 'Сервис перегружен, повторите попытку позже' })
+  const en = await fetch(`${origin}/nowhere`, { headers: { 'accept-language': 'en' } })
+  t.match(await en.json(), { code: 'SERVICE_UNAVAILABLE', message: 'The service is overloaded; retry later' })
 })

@@ -1,21 +1,39 @@
 // One error handler for every failure, 404 and 400 included: the body of docs/api.md, Error codes, with a
-// stable code, and for 5xx a message that says what failed without internals.
+// stable code, its message in the caller's language, and for 5xx a message that says what failed without internals.
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import { toErrorBody } from '../../error-body.ts'
-import { MethodNotAllowedError, NotFoundError } from '../../errors.ts'
+import { languageOf, toErrorBody } from '../../error-body.ts'
+import { MethodNotAllowedError, NotFoundError, type Language } from '../../errors.ts'
 import routeMethods from './route-methods.ts'
 
-async function errorsPlugin (fastify: import('fastify').FastifyInstance) {
+/** Content-Language of an error answer, and Vary so that a cache keeps one answer per language. */
+function languageHeaders (reply: FastifyReply, language: Language): void {
+  reply.header('content-language', language)
+  const vary = reply.getHeader('vary')
+  const present = vary === undefined ? [] : String(vary).split(',').map(name => name.trim()).filter(Boolean)
+  if (!present.some(name => name.toLowerCase() === 'accept-language' || name === '*')) {
+    reply.header('vary', [...present, 'Accept-Language'].join(', '))
+  }
+}
+
+export interface ErrorsOptions {
+  /** The language of error answers to a caller whose Accept-Language names none of ours (DEFAULT_LANGUAGE). */
+  defaultLanguage?: Language
+}
+
+async function errorsPlugin (fastify: import('fastify').FastifyInstance, { defaultLanguage = 'ru' }: ErrorsOptions) {
   // Registered before any route (app.ts), it learns every route's methods as they are added.
   await fastify.register(routeMethods)
   fastify.setErrorHandler(function handle (error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-    const body = toErrorBody(error)
+    const language = languageOf(request.headers['accept-language'], defaultLanguage)
+    const english = toErrorBody(error)
+    const body = language === 'en' ? english : toErrorBody(error, language)
+    languageHeaders(reply, language)
     // Headers the error itself carries (as Fastify's own handler honours): an open breaker's Retry-After.
     const headers = (error as { headers?: Record<string, string> }).headers
     if (headers !== undefined && body.statusCode === error.statusCode) reply.headers(headers)
     if (body.statusCode >= 500) request.log.error({ err: error, code: body.code }, 'request failed')
-    else request.log.info({ code: body.code, message: body.message }, 'request refused')
+    else request.log.info({ code: body.code, message: english.message }, 'request refused')
     return reply.code(body.statusCode).type('application/json; charset=utf-8').send(body)
   })
 
@@ -24,10 +42,15 @@ async function errorsPlugin (fastify: import('fastify').FastifyInstance) {
   fastify.setNotFoundHandler(function notFound (request, reply) {
     const path = request.url.split('?', 1)[0] ?? ''
     const allow = fastify.allowedMethods(path)
-    if (allow === undefined) return reply.code(404).send(toErrorBody(new NotFoundError(request.method, path)))
+    const language = languageOf(request.headers['accept-language'], defaultLanguage)
+    if (allow === undefined) {
+      languageHeaders(reply, language)
+      return reply.code(404).send(toErrorBody(new NotFoundError(request.method, path), language))
+    }
     reply.header('allow', allow)
     if (request.method === 'OPTIONS') return reply.code(204).send()
-    return reply.code(405).send(toErrorBody(new MethodNotAllowedError(request.method, path)))
+    languageHeaders(reply, language)
+    return reply.code(405).send(toErrorBody(new MethodNotAllowedError(request.method, path), language))
   })
 }
 

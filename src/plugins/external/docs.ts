@@ -8,6 +8,7 @@ import { ErrorBody } from '../../../schemas/errors.ts'
 import pkg from '../../../package.json' with { type: 'json' }
 import type { Config } from '../../config.ts'
 import { toErrorBody } from '../../error-body.ts'
+import { languages } from '../../errors.ts'
 import { ref } from '../app/shared-schemas.ts'
 
 export const DOCS_PREFIX = '/docs'
@@ -22,11 +23,36 @@ export const openapiInfo = {
     'A known path with a method it does not serve answers 405 `METHOD_NOT_ALLOWED` with an `Allow` header ' +
       'listing the methods it does; `OPTIONS` of a known path answers 204 with `Allow`; an unknown path is 404 ' +
       '`NOT_FOUND`. Answers of 1 KiB or more are compressed (`br`, `gzip`) by the caller\'s `Accept-Encoding`, ' +
-      'with `Vary: Accept-Encoding`.'
+      'with `Vary: Accept-Encoding`.',
+    'Error `message`s are in Russian (`ru`) or English (`en`) by the request\'s `Accept-Language`, with ' +
+      '`Content-Language` and `Vary: Accept-Language`; the `code` is the same in every language.'
   ].join('\n\n')
 }
 
-interface ResponseHeader { type: 'string', description: string, examples?: string[] }
+interface ResponseHeader { type: 'string', description: string, examples?: string[], enum?: string[] }
+
+const LANGUAGE_LIST = languages.map(language => `\`${language}\``).join(', ')
+
+/** Every error answer's language (the error handler's choice by Accept-Language). */
+const CONTENT_LANGUAGE: Record<string, ResponseHeader> = {
+  'content-language': {
+    type: 'string',
+    enum: [...languages],
+    description: `The language of \`message\`: one of ${LANGUAGE_LIST}, by the request's Accept-Language ` +
+      '(`DEFAULT_LANGUAGE` when it names neither). A `Vary: Accept-Language` header comes with it.'
+  }
+}
+
+/** The Accept-Language request header, documented on every operation (it picks the error answers' language). */
+const ACCEPT_LANGUAGE = {
+  in: 'header',
+  name: 'accept-language',
+  required: false,
+  description: `The language of error messages: ${LANGUAGE_LIST}, with quality values ` +
+    '(`en;q=0.9, ru;q=0.8`); `en-US` counts as `en`. Absent or naming neither, the service\'s `DEFAULT_LANGUAGE`. ' +
+    'Error codes are the same in every language.',
+  schema: { type: 'string', examples: ['ru', 'en', 'en-US,en;q=0.9,ru;q=0.8'] }
+}
 
 /**
  * A documented error response: the shared ErrorBody with one named example per error, each built by the
@@ -39,7 +65,8 @@ export function errorResponse (description: string, errors: FastifyError[], head
   }))
   return {
     description,
-    ...(headers === undefined ? {} : { headers }),
+    // Copies: a shared object would be written as a YAML anchor and alias.
+    headers: { ...headers, ...structuredClone(CONTENT_LANGUAGE) },
     content: { 'application/json': { schema: ref(ErrorBody), examples } }
   }
 }
@@ -72,6 +99,19 @@ export default fp<{ config: Config }>(async function docs (fastify) {
           }
         }
       }
+    },
+    // Each operation with an error answer takes Accept-Language, which picks that answer's language.
+    transformObject (document) {
+      if (!('openapiObject' in document)) return document.swaggerObject
+      const { openapiObject } = document
+      for (const item of Object.values(openapiObject.paths ?? {})) {
+        for (const operation of Object.values(item as Record<string, { responses?: object, parameters?: object[] }>)) {
+          if (Object.keys(operation.responses ?? {}).some(status => Number(status) >= 400)) {
+            operation.parameters = [...(operation.parameters ?? []), structuredClone(ACCEPT_LANGUAGE)]
+          }
+        }
+      }
+      return openapiObject
     },
     // Shared schemas become components named by their `$id`, not def-0, def-1...
     refResolver: {

@@ -19,8 +19,8 @@ declare module 'fastify' {
 
 export const WINDOW_MS = 60_000
 
-/** The documented example of a 429's message. */
-export const RATE_LIMITED_EXAMPLE = '42 seconds'
+/** The documented example of a 429's wait, in seconds. */
+export const RATE_LIMITED_EXAMPLE = 42
 
 /** The headers of a 429 on a route allowing `max` requests a minute, for its documentation. */
 export function limitHeaders (max: number) {
@@ -36,11 +36,6 @@ export function limitHeaders (max: number) {
     'x-ratelimit-remaining': { type: 'string' as const, description: 'Requests left in this window.', examples: ['0'] },
     'x-ratelimit-reset': { type: 'string' as const, description: 'Seconds until the window ends.', examples: ['42'] }
   }
-}
-
-/** "1 second", "37 seconds": the wait, for the error message. */
-export function retryIn (seconds: number): string {
-  return `${seconds} second${seconds === 1 ? '' : 's'}`
 }
 
 /** A client's id in a shared store's key: a digest (sha256, 128 bits), so Redis holds no personal data. */
@@ -80,7 +75,7 @@ export default fp<{ config: Config }>(async function rateLimits (fastify, { conf
       : { store: sharedStore(fastify.redis, config.REDIS_KEY_PREFIX), skipOnError: true }),
     errorResponseBuilder: (request, context) => {
       request.log.warn({ limit: request.routeOptions.url, max: context.max }, 'rate limit reached')
-      return new RateLimitedError(retryIn(Math.ceil(context.ttl / 1000)))
+      return new RateLimitedError(Math.ceil(context.ttl / 1000))
     }
   })
 
@@ -101,6 +96,6 @@ export default fp<{ config: Config }>(async function rateLimits (fastify, { conf
     reply.header('x-ratelimit-remaining', 0)
     reply.header('x-ratelimit-reset', state.ttlInSeconds)
     reply.header('retry-after', state.ttlInSeconds)
-    return new RateLimitedError(retryIn(state.ttlInSeconds))
+    return new RateLimitedError(state.ttlInSeconds)
   })
 }, { name: 'rate-limit', dependencies: ['redis'] })
