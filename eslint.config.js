@@ -58,16 +58,10 @@ export default [
             message: 'The contract checks answers against the schemas and needs nothing of the call around it.'
           },
           {
-            target: './src/upstream/errors.ts',
-            from: without(FOLDERS, './src/upstream/contract').concat(TOP),
-            except: ['./contract', './errors.ts'],
-            message: 'The upstream failure is below the transport that reports it: it needs only the contract.'
-          },
-          {
             target: './src/upstream/transport',
             from: without(FOLDERS, './src/upstream/contract').concat(TOP),
-            except: ['./transport', './contract', './errors.ts'],
-            message: 'The transport is below the client: the wire, the upstream failure and the contract only.'
+            except: ['./transport', './contract'],
+            message: 'The transport is below the client: the wire and the contract only.'
           },
           {
             target: './src/upstream',

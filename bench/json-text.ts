@@ -1,7 +1,8 @@
 // What reading and writing a profile's JSON costs at 3 to 300 viewed cars, the way the service does it against the
 // plain way: a passport answer's bytes to a value (answer-body.ts against JSON.parse of the UTF-8 text) and a
-// profile to bytes (serializer.ts's routeSerializer against fast-json-stringify's text as a Buffer). The fixtures' Cyrillic name makes the
-// plain way's text two bytes a character, and from about 64 Ki characters V8 puts it in the large-object space.
+// profile to bytes (serializer.ts's routeSerializer against Buffer.from() of fast-json-stringify's text). The
+// fixtures' Cyrillic name makes the plain way's text two bytes a character, and from about 64 Ki characters V8
+// puts it in the large-object space.
 // Run: node bench/json-text.ts [--ms 400] with npm start's node flags to see what the service pays.
 import { parseArgs } from 'node:util'
 import fastJsonStringify from 'fast-json-stringify'

@@ -27,7 +27,7 @@ const violations: Case[] = [
   { file: 'src/auth/x.ts', imports: 'src/plugins/app/auth.ts' },
   { file: 'src/upstream/contract/x.ts', imports: 'src/upstream/client.ts' },
   { file: 'src/upstream/contract/y.ts', imports: 'src/upstream/errors.ts' },
-  { file: 'src/upstream/errors.ts', imports: 'src/upstream/transport/exchange.ts' },
+  { file: 'src/upstream/transport/z.ts', imports: 'src/upstream/errors.ts' },
   { file: 'src/upstream/transport/x.ts', imports: 'src/upstream/breaker.ts' },
   { file: 'src/upstream/transport/y.ts', imports: 'src/tracing/tracer.ts' },
   { file: 'src/upstream/z.ts', imports: 'src/auth/caller.ts' },
@@ -42,7 +42,7 @@ const violations: Case[] = [
 const allowed: Case[] = [
   { file: 'src/profile/ok.ts', imports: 'src/auth/caller.ts' },
   { file: 'src/profile/ok2.ts', imports: 'src/upstream/client.ts' },
-  { file: 'src/upstream/transport/ok.ts', imports: 'src/upstream/errors.ts' },
+  { file: 'src/upstream/errors-ok2.ts', imports: 'src/upstream/transport/exchange.ts' },
   { file: 'src/upstream/transport/ok2.ts', imports: 'src/upstream/contract/check.ts' },
   { file: 'src/upstream/errors-ok.ts', imports: 'src/upstream/contract/check.ts' },
   { file: 'src/upstream/contract/ok.ts', imports: 'src/errors.ts' },
