@@ -12,6 +12,7 @@ import { Login, Uuid, VendorCode } from '../../../schemas/common.ts'
 import type { PassportParams } from '../../../schemas/passport.ts'
 import { KEY_SET_ALGORITHMS, type KeyAlgorithm } from '../../auth/jwk.ts'
 import { RemoteKeySet } from '../../auth/key-set.ts'
+import { issuedInTheFuture } from '../../auth/token-time.ts'
 import type { Config } from '../../config.ts'
 import { ServiceUnavailableError, UnauthorizedError } from '../../errors.ts'
 
@@ -191,6 +192,10 @@ export default fp<{ config: Config }>(async function auth (fastify, { config }) 
       // The library's message is not passed on: a fixed text, never any part of the token.
       const expired = isTokenError(error) && error.code === 'FAST_JWT_EXPIRED'
       throw await fastify.refuseCredentials(request, reply, refuse(reply, INVALID_TOKEN, expired ? 'The bearer token has expired' : 'The bearer token is invalid'))
+    }
+    // Both verifiers: fast-jwt alone would let an `iat` ahead of now stretch AUTH_JWT_MAX_AGE_S without end.
+    if (issuedInTheFuture(claims, Date.now(), CLOCK_TOLERANCE_MS)) {
+      throw await fastify.refuseCredentials(request, reply, refuse(reply, INVALID_TOKEN, 'The bearer token is invalid'))
     }
     if (!validClaims.Check(claims)) {
       throw await fastify.refuseCredentials(request, reply, refuse(reply, INVALID_TOKEN, 'The bearer token does not carry valid sub, login and vendor claims'))
