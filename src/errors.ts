@@ -31,6 +31,9 @@ export const InternalError = createError<'INTERNAL_ERROR', 500, []>(
   'INTERNAL_ERROR', 'Internal server error', 500)
 export const ServiceUnavailableError = createError<'SERVICE_UNAVAILABLE', 503, [detail: string]>(
   'SERVICE_UNAVAILABLE', '%s', 503)
+// A token under a kid the key set does not hold yet, while an early refresh is not allowed: retried, not refused.
+export const SigningKeyPendingError = createError<'SIGNING_KEY_PENDING', 503, [retryAfterS: string]>(
+  'SIGNING_KEY_PENDING', 'The key that signed the bearer token is not known yet; retry in %s seconds', 503)
 
 export const UpstreamTimeoutError = createError<'UPSTREAM_TIMEOUT', 504, UpstreamArgs>(
   'UPSTREAM_TIMEOUT', 'Upstream operation %s did not answer in time', 504)
@@ -43,6 +46,6 @@ export const UpstreamUnavailableError = createError<'UPSTREAM_UNAVAILABLE', 503,
 export const errorCodes = [
   'BAD_REQUEST', 'UNAUTHORIZED', 'NOT_FOUND', 'CLIENT_NOT_FOUND', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE',
   'RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE', 'UPSTREAM_TIMEOUT', 'UPSTREAM_BAD_RESPONSE', 'UPSTREAM_UNAVAILABLE',
-  'REQUEST_TIMEOUT', 'HEADERS_TOO_LARGE', 'METHOD_NOT_ALLOWED'
+  'REQUEST_TIMEOUT', 'HEADERS_TOO_LARGE', 'METHOD_NOT_ALLOWED', 'SIGNING_KEY_PENDING'
 ] as const
 export type ErrorCode = typeof errorCodes[number]

@@ -14,7 +14,7 @@ import { KEY_SET_ALGORITHMS, type KeyAlgorithm } from '../../auth/jwk.ts'
 import { RemoteKeySet } from '../../auth/key-set.ts'
 import { issuedInTheFuture } from '../../auth/token-time.ts'
 import type { Config } from '../../config.ts'
-import { ServiceUnavailableError, UnauthorizedError } from '../../errors.ts'
+import { ServiceUnavailableError, SigningKeyPendingError, UnauthorizedError } from '../../errors.ts'
 
 /** The claims a caller's token must carry; others are ignored. */
 export const CallerClaims = Type.Object({
@@ -124,11 +124,14 @@ function protectedHeader (token: string): { alg: string, kid: string } {
 /** The claims of a token verified with the key of the set its kid names (after an early refresh if unknown). */
 function keySetVerifier (keySet: RemoteKeySet) {
   async function afterRefresh (token: string, kid: string): Promise<unknown> {
-    const key = await keySet.keyAfterRefresh(kid)
-    if (key !== undefined) return key.verify(token)
+    const found = await keySet.keyAfterRefresh(kid)
+    if ('key' in found) return found.key.verify(token)
     // Not the caller's fault: no one can be verified yet, so no token is called invalid.
     if (!keySet.loaded) throw new ServiceUnavailableError(NOT_LOADED)
-    throw new KeySetRefusal()
+    if ('unpublished' in found) throw new KeySetRefusal()
+    // Perhaps a key published since the last refresh: the app retries a 503, while a 401 signs the user out.
+    const seconds = String(Math.max(1, Math.ceil(found.retryAfterMs / 1000)))
+    throw Object.assign(new SigningKeyPendingError(seconds), { headers: { 'retry-after': seconds } })
   }
   return function verify (token: string): unknown {
     const { alg, kid } = protectedHeader(token)
