@@ -1,81 +1,47 @@
 // `npm start` as a real process: it refuses to start on a bad configuration, and on SIGTERM it stops
 // accepting, finishes the requests in flight within SHUTDOWN_GRACE_MS, and exits 0 as soon as they are
 // done, keep-alive callers included (1 past the grace).
-import { spawn, type ChildProcess } from 'node:child_process'
-import { request } from 'node:http'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import { Agent, request as undiciRequest } from 'undici'
 import { startSandboxUpstream, type SandboxUpstream } from '../../sandbox/upstream.ts'
 import { DEALER_KEY, JWT_SECRET, PASSPORT_KEY } from '../helpers/build-app.ts'
-import { untilListening, type LogLine } from '../helpers/server-logs.ts'
+import { get, startServerProcess, type Exit, type ServerProcess } from '../helpers/real-servers.ts'
 import { hs256 } from '../helpers/tokens.ts'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
-const SERVER = join(ROOT, 'src/server.ts')
 // Each upstream answer (the 307 to the slash path included) is held this long, so a profile request
 // is in flight for several of them: long enough to send a signal and probe the listener meanwhile.
 const UPSTREAM_DELAY_MS = 500
+// Far longer than any shutdown takes, even on a loaded machine: reaching it means the process hangs.
+const HANG_MS = 60_000
 
-interface Server {
-  child: ChildProcess
-  url: string
-  logs: LogLine[]
-  exited: Promise<{ code: number | null, signal: NodeJS.Signals | null }>
+/** The service against `sandbox`, at LOG_LEVEL=info unless `env` says otherwise. */
+function serverEnv (sandbox: SandboxUpstream, env: Record<string, string> = {}): Record<string, string> {
+  return {
+    UPSTREAM_URL: sandbox.url,
+    PASSPORT_API_KEY: PASSPORT_KEY,
+    DEALER_API_KEY: DEALER_KEY,
+    AUTH_JWT_SECRET: JWT_SECRET,
+    LOG_LEVEL: 'info',
+    ...env
+  }
 }
 
-/** Started with only the variables given, from an empty directory so no `.env` is read. */
-async function startServer (t: Test, sandbox: SandboxUpstream, env: Record<string, string> = {}): Promise<Server> {
-  const cwd = mkdtempSync(join(tmpdir(), 'bff-shutdown-'))
-  const child = spawn(process.execPath, [SERVER], {
-    cwd,
-    env: {
-      HOST: '127.0.0.1',
-      PORT: '0',
-      UPSTREAM_URL: sandbox.url,
-      PASSPORT_API_KEY: PASSPORT_KEY,
-      DEALER_API_KEY: DEALER_KEY,
-      AUTH_JWT_SECRET: JWT_SECRET,
-      LOG_LEVEL: 'info',
-      ...env
-    },
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
-  const exited = new Promise<{ code: number | null, signal: NodeJS.Signals | null }>(resolve => {
-    child.once('exit', (code, signal) => resolve({ code, signal }))
-  })
-  t.teardown(async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
-    await exited
-    rmSync(cwd, { recursive: true, force: true })
-  })
-
-  const logs: LogLine[] = []
-  let stderr = ''
-  child.stderr!.setEncoding('utf8').on('data', (text: string) => { stderr += text })
-  const url = await untilListening(child, logs, () => stderr)
-  return { child, url, logs, exited }
+async function startServer (
+  t: Test, sandbox: SandboxUpstream, env: Record<string, string> = {}
+): Promise<ServerProcess> {
+  return await startServerProcess(t, serverEnv(sandbox, env))
 }
 
-interface Answer { status: number, headers: Record<string, unknown>, body: string }
-
-/** One request on its own connection (no keep-alive pool that could hold the server open). */
-function get (url: string, headers: Record<string, string>): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { headers, agent: false }, res => {
-      let body = ''
-      res.setEncoding('utf8').on('data', (chunk: string) => { body += chunk })
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }))
-      res.on('error', reject)
-    })
-    req.on('error', reject)
-    req.end()
-  })
+/** How the process ended, or 'still running' once HANG_MS has passed. */
+async function exitOf (server: ServerProcess, withinMs = HANG_MS): Promise<Exit | string> {
+  return await Promise.race([server.exited, sleep(withinMs, `still running ${withinMs} ms after SIGTERM`, { ref: false })])
 }
 
 /** Resolves with the error code of a refused connection; a connection that is accepted is closed and tried again. */
@@ -163,7 +129,7 @@ t.test('SIGTERM with a keep-alive caller and a profile in flight: answered whole
   const body = await res.body.json() as { degraded: string[] }
   t.strictSame(body.degraded, [], 'answered in full')
 
-  const exit = await Promise.race([server.exited, sleep(30_000, 'still running after 30 s of a 60 s grace', { ref: false })])
+  const exit = await exitOf(server, 30_000)
   t.strictSame(exit, { code: 0, signal: null }, 'exited 0 once the work was done')
   t.equal(closed.length, opened.length, 'the server closed every connection: the idle ones at once, the busy one after its answer')
   const messages = server.logs.map(line => line.msg)
@@ -184,6 +150,43 @@ t.test('past SHUTDOWN_GRACE_MS the process stops anyway, with exit code 1', asyn
   t.strictSame(await server.exited, { code: 1, signal: null })
   t.equal(await profile, 'ECONNRESET', 'the request that outlived the grace is cut off')
   t.ok(server.logs.some(line => line.msg.includes('outlived the shutdown grace') && line.graceMs === 200), 'the timeout is logged with the grace')
+})
+
+/**
+ * The service at the default LOG_LEVEL with its stdout piped to another process (`sleep`, which never
+ * reads), as to a log shipper; the test's own copy of the pipe is closed, so that process is its only reader.
+ */
+async function startWithLogReader (t: Test, sandbox: SandboxUpstream) {
+  const reader = spawn('sleep', ['3600'], { stdio: ['pipe', 'ignore', 'ignore'] })
+  t.teardown(() => { reader.kill('SIGKILL') })
+  const { LOG_LEVEL, ...env } = serverEnv(sandbox, { SHUTDOWN_GRACE_MS: '2000' })
+  const server = await startServerProcess(t, env, { stdout: reader.stdin! })
+  reader.stdin!.destroy()
+  return { server, reader }
+}
+
+t.test('SIGTERM with stdout piped to a reader that has died (EPIPE): the process exits', async t => {
+  const sandbox = await sandboxFor(t, 0)
+  const { server, reader } = await startWithLogReader(t, sandbox)
+  // A crashed log shipper: every write to stdout now fails with EPIPE.
+  reader.kill('SIGKILL')
+  await once(reader, 'exit')
+  t.equal((await get(`${server.url}/health/live`)).status, 200, 'still serving with no one reading its logs')
+  server.child.kill('SIGTERM')
+  t.strictSame(await exitOf(server), { code: 0, signal: null }, 'exited, and cleanly')
+})
+
+t.test('SIGTERM with stdout piped to a reader that never reads (a full pipe): the process exits', async t => {
+  const sandbox = await sandboxFor(t, 0)
+  const { server } = await startWithLogReader(t, sandbox)
+  // Each access line carries the URL: about 4 MB of lines fill any pipe or socket buffer many times over.
+  const path = `/nope/${'x'.repeat(4000)}`
+  for (let round = 0; round < 100; round++) {
+    await Promise.all(Array.from({ length: 10 }, async () => { await get(`${server.url}${path}`).catch(() => {}) }))
+  }
+  t.equal((await get(`${server.url}/health/live`)).status, 200, 'still serving while its log pipe is full')
+  server.child.kill('SIGTERM')
+  t.strictSame(await exitOf(server), { code: 0, signal: null }, 'exited, and cleanly')
 })
 
 t.test('npm start with a missing and a malformed variable exits non-zero, names both, never listens', async t => {
