@@ -125,12 +125,16 @@ const consoleRoute: FastifyPluginAsyncTypebox<{ config: Config }> = async (fasti
     throw await fastify.refuseCredentials(request, reply, new UnauthorizedError(UNAUTHORIZED))
   }
 
-  // One audit line per console call, whatever its end: who, which operation, about whom (hashed), how
-  // it ended. Never the params' personal fields (the login is a phone number).
+  // The audit stream: its own level, so LOG_LEVEL (warn to quiet access lines, even silent) never drops a
+  // record; same output and redaction as every other line.
+  const auditLog = fastify.log.child({ audit: 'console' }, { level: 'info' })
+
+  // One audit record per console call and per refused key, whatever its end: who, which operation, about
+  // whom (hashed), how it ended, the request id. Never the key nor the params' personal fields (the login).
   function auditLine (request: FastifyRequest, reply: FastifyReply, done: () => void) {
     const audit = audits.get(request)
-    request.log.info({
-      audit: 'console',
+    auditLog.info({
+      reqId: request.id,
       operator: audit?.operator ?? null,
       operation: audit?.operation ?? null,
       subject: audit?.subject ?? null,
