@@ -150,6 +150,13 @@ export const InternalError = coded('INTERNAL_ERROR', 500, {
   ru: () => 'Внутренняя ошибка сервиса'
 })
 export const ServiceUnavailableError = coded('SERVICE_UNAVAILABLE', 503, detailed('SERVICE_UNAVAILABLE'))
+// A token under a kid the key set does not hold yet, while an early refresh is not allowed: retried, not refused.
+export const SigningKeyPendingError = coded('SIGNING_KEY_PENDING', 503, {
+  en: (retryAfterS: string) =>
+    `The key that signed the bearer token is not known yet; retry in ${retryAfterS} seconds`,
+  ru: (retryAfterS: string) =>
+    `Ключ, которым подписан токен доступа, ещё не получен, повторите через ${secondsRu(Number(retryAfterS))}`
+})
 
 export const UpstreamTimeoutError = coded('UPSTREAM_TIMEOUT', 504, {
   en: (...[operation]: UpstreamArgs) => `Upstream operation ${operation} did not answer in time`,
@@ -168,7 +175,7 @@ export const UpstreamUnavailableError = coded('UPSTREAM_UNAVAILABLE', 503, {
 export const errorCodes = [
   'BAD_REQUEST', 'UNAUTHORIZED', 'NOT_FOUND', 'CLIENT_NOT_FOUND', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE',
   'RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE', 'UPSTREAM_TIMEOUT', 'UPSTREAM_BAD_RESPONSE', 'UPSTREAM_UNAVAILABLE',
-  'REQUEST_TIMEOUT', 'HEADERS_TOO_LARGE', 'METHOD_NOT_ALLOWED', 'APP_UPDATE_REQUIRED'
+  'REQUEST_TIMEOUT', 'HEADERS_TOO_LARGE', 'METHOD_NOT_ALLOWED', 'APP_UPDATE_REQUIRED', 'SIGNING_KEY_PENDING'
 ] as const
 export type ErrorCode = typeof errorCodes[number]
 

@@ -1,5 +1,7 @@
 // pino options: JSON lines, and nothing secret in them whatever a log call passes.
 import { LogController, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
+// CommonJS without named exports at run time; its types see the module, whose `SonicBoom` is the class.
+import sonicBoom from 'sonic-boom'
 import type { Config } from './config.ts'
 
 /** Paths pino censors: callers' tokens and keys, upstream keys, cookies. */
@@ -43,4 +45,26 @@ export class AccessLogController extends LogController {
     if (error) reply.log.error({ ...fields, err: error }, 'request errored')
     else reply.log.info(fields, 'request completed')
   }
+}
+
+/** Lines held while stdout's reader is behind; past this, new lines are dropped instead of held in memory. */
+export const LOG_BACKLOG_MAX_BYTES = 4 * 1024 * 1024
+
+/** Where pino writes: `write` takes one line and never blocks nor throws. */
+export interface LogDestination { write (line: string): void }
+
+/**
+ * The service's stdout as pino's stream, such that no reader can stop the process: each line is written
+ * at once without waiting (stdout, a pipe, is non-blocking), a full pipe keeps the line for the next
+ * write (up to LOG_BACKLOG_MAX_BYTES), and a reader gone for good (EPIPE) ends the writing. pino's own
+ * destination retries a failed write every 100 ms without end, so SIGTERM with a dead log shipper never
+ * exited; this one is never flushed at exit, so there is nothing to wait for.
+ */
+export function stdoutDestination (): LogDestination {
+  // Opens fd 1 through Node first: a pipe is then non-blocking, so a write to a full one fails at once.
+  const fd = process.stdout.fd
+  const stream = new sonicBoom.SonicBoom({ fd, sync: true, maxLength: LOG_BACKLOG_MAX_BYTES, retryEAGAIN: () => false })
+  let open = true
+  stream.on('error', (error: NodeJS.ErrnoException) => { if (error.code !== 'EAGAIN') open = false })
+  return { write (line) { if (open) stream.write(line) } }
 }

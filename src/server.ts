@@ -2,6 +2,7 @@
 // The only module that listens; it never falls back to the sandbox.
 import closeWithGrace from 'close-with-grace'
 import { ConfigError, loadConfig } from './config.ts'
+import { loggerOptions, stdoutDestination } from './logger.ts'
 import { startTracing } from './tracing/start.ts'
 import { TracingConfigError } from './tracing/settings.ts'
 
@@ -19,7 +20,8 @@ async function main (): Promise<void> {
     process.exit(1)
   }
   const { buildApp } = await import('./app.ts')
-  const app = await buildApp(config)
+  // stdout through a destination no reader can block: shutdown ends whatever the log pipe does.
+  const app = await buildApp(config, { logger: { ...loggerOptions(config), stream: stdoutDestination() } })
   // On SIGTERM/SIGINT: readiness turns 503, the listener closes (new connections are refused), in-flight
   // requests finish, then the upstream agent closes and the process exits 0. Requests still running after
   // SHUTDOWN_GRACE_MS are cut off and the exit code is 1; a second signal exits at once.

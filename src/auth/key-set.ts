@@ -40,6 +40,12 @@ export interface KeySetOptions {
   verifierFor (pem: string, algorithms: KeyAlgorithm[]): (token: string) => unknown
 }
 
+/** A kid's key, or that a set fetched since the kid was first seen lacks it, or how long until a refresh may run. */
+export type KeyLookup = { key: SetKey } | { unpublished: true } | { retryAfterMs: number }
+
+/** Kids waiting for a refresh to say whether they are published; more are forgotten oldest first. */
+export const MAX_PENDING_KIDS = 1000
+
 /** Why a refresh failed, in words safe to log (never the provider's answer). */
 class RefreshFailure extends Error {}
 
@@ -67,6 +73,10 @@ export class RemoteKeySet extends EventEmitter<KeySetEvents> {
   #timer: NodeJS.Timeout | undefined
   #inFlight: Promise<void> | undefined
   #lastAttempt = -Infinity
+  /** When the refresh that loaded the current set started. */
+  #lastLoadStart = -Infinity
+  /** Unknown kids by when they were first seen (performance.now()). */
+  readonly #unknownSince = new Map<string, number>()
   #failedInARow = 0
   #stopped = false
   /** Failed refreshes since start, for the metrics. */
@@ -95,14 +105,29 @@ export class RemoteKeySet extends EventEmitter<KeySetEvents> {
   key (kid: string): SetKey | undefined { return this.#keys.get(kid) }
 
   /**
-   * The key a token names after an early refresh, unless one ran within the cooldown (then the set as it
-   * is). Requests arriving during a refresh wait for that one instead of starting their own.
+   * The key a token names after an early refresh, unless one ran within the cooldown. Requests arriving
+   * during a refresh wait for that one instead of starting their own. A kid is `unpublished` only once a
+   * set fetched after it was first seen lacks it; until then, during the cooldown, the caller is told when
+   * the next refresh may run (`retryAfterMs`): a key published since the last refresh is not refused.
    */
-  async keyAfterRefresh (kid: string): Promise<SetKey | undefined> {
+  async keyAfterRefresh (kid: string): Promise<KeyLookup> {
+    let since = this.#unknownSince.get(kid)
+    if (since === undefined) {
+      since = performance.now()
+      // Bounded: an attacker's invented kids evict each other; an evicted kid only waits for a refresh again.
+      const oldest = this.#unknownSince.keys().next().value
+      if (this.#unknownSince.size >= MAX_PENDING_KIDS && oldest !== undefined) this.#unknownSince.delete(oldest)
+      this.#unknownSince.set(kid, since)
+    }
     const coolingDown = performance.now() - this.#lastAttempt < this.#cooldownMs
-    if (this.#inFlight === undefined && coolingDown) return this.#keys.get(kid)
-    await this.refresh()
-    return this.#keys.get(kid)
+    if (this.#inFlight !== undefined || !coolingDown) await this.refresh()
+    const key = this.#keys.get(kid)
+    if (key !== undefined) {
+      this.#unknownSince.delete(kid)
+      return { key }
+    }
+    if (this.#lastLoadStart >= since) return { unpublished: true }
+    return { retryAfterMs: Math.max(0, this.#lastAttempt + this.#cooldownMs - performance.now()) }
   }
 
   /** Starts loading and the background refreshes. */
@@ -124,16 +149,17 @@ export class RemoteKeySet extends EventEmitter<KeySetEvents> {
     if (this.#inFlight !== undefined) return this.#inFlight
     clearTimeout(this.#timer)
     this.#lastAttempt = performance.now()
-    const attempt = this.#load().finally(() => { this.#inFlight = undefined })
+    const attempt = this.#load(this.#lastAttempt).finally(() => { this.#inFlight = undefined })
     this.#inFlight = attempt
     return attempt
   }
 
-  async #load (): Promise<void> {
+  async #load (started: number): Promise<void> {
     let next: number
     try {
       const { members, maxAge } = await this.#fetch()
       this.#keys = await this.#importAll(members)
+      this.#lastLoadStart = started
       this.#loaded = true
       this.#failedInARow = 0
       this.loads++

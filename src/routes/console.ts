@@ -21,6 +21,7 @@ import type { Exchange } from '../upstream/client.ts'
 import { isUpstreamError } from '../upstream/errors.ts'
 import { operationNames } from '../../schemas/operations.ts'
 import { pickTracingHeaders } from '../upstream/transport/tracing-headers.ts'
+import { secretRedactor, type Redactor } from '../redaction.ts'
 
 export const consoleSchemas: TSchema[] = [ConsoleRequest, ConsoleAnswer]
 
@@ -81,67 +82,19 @@ function readable (errors: FastifySchemaValidationError[]): FastifySchemaValidat
   return out
 }
 
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" }
-
-/** Percent- and HTML-decoded, leniently (a malformed sequence stays as it is), until nothing changes. */
-function decodeEchoes (text: string): string {
-  let current = text
-  // Three rounds undo double and triple encoding; more would only cost time.
-  for (let round = 0; round < 3; round++) {
-    const next = current
-      .replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
-      .replace(/&#[xX]([0-9A-Fa-f]{1,6});/g, (_, hex: string) => String.fromCodePoint(Math.min(parseInt(hex, 16), 0x10FFFF)))
-      .replace(/&#(\d{1,7});/g, (_, dec: string) => String.fromCodePoint(Math.min(Number(dec), 0x10FFFF)))
-      .replace(/&(amp|lt|gt|quot|apos);/g, (_, name: string) => ENTITIES[name]!)
-    if (next === current) break
-    current = next
-  }
-  return current
-}
-
-/**
- * One text with every configured secret replaced. A text that holds a secret only once percent- or
- * HTML-decoded (an upstream echoing the key in a URL or a page) is replaced whole: the encoded form
- * cannot be cut out reliably, and a partial text is worth less than a leaked key.
- */
-function redactText (text: string, secrets: readonly string[]): string {
-  let out = text
-  for (const secret of secrets) out = out.replaceAll(secret, '[redacted]')
-  if (out.includes('%') || out.includes('&')) {
-    const decoded = decodeEchoes(out)
-    if (decoded !== out && secrets.some(secret => decoded.includes(secret))) return '[redacted]'
-  }
-  return out
-}
-
-/**
- * Replaces every configured secret in a value as received, so no key can reach the answer. The
- * exchange's body was bounded in depth before (client.ts, `wholeBodyDepth`), so the recursion is too.
- */
-export function redactSecrets (value: unknown, secrets: readonly string[]): unknown {
-  if (typeof value === 'string') return redactText(value, secrets)
-  if (Array.isArray(value)) return value.map(item => redactSecrets(item, secrets))
-  if (typeof value === 'object' && value !== null) {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) =>
-      [redactText(key, secrets), redactSecrets(item, secrets)]))
-  }
-  return value
-}
-
-function toAnswer (exchange: Exchange, secrets: readonly string[]): ConsoleAnswer {
+function toAnswer (exchange: Exchange, redact: Redactor): ConsoleAnswer {
   return {
     operation: exchange.operation,
     status: exchange.status,
-    redirects: exchange.redirects.map(hop => ({ status: hop.status, location: redactText(hop.location, secrets) })),
+    redirects: exchange.redirects.map(hop => ({ status: hop.status, location: redact.text(hop.location) })),
     duration_ms: exchange.duration_ms,
     // The messages quote the upstream (its content type) and the paths name its keys: both redacted.
     contract: {
       valid: exchange.contract.valid,
-      errors: exchange.contract.errors.map(e => ({
-        path: redactText(e.path, secrets), message: redactText(e.message, secrets)
-      }))
+      errors: exchange.contract.errors.map(e => ({ path: redact.text(e.path), message: redact.text(e.message) }))
     },
-    body: redactSecrets(exchange.body, secrets)
+    // The body was bounded in depth before (client.ts, `wholeBodyDepth`), so the redaction's walk is too.
+    body: redact.value(exchange.body)
   }
 }
 
@@ -156,7 +109,7 @@ const consoleRoute: FastifyPluginAsyncTypebox<{ config: Config }> = async (fasti
   if (operators.size === 0) return
 
   const operatorOf = consoleOperatorCheck(operators)
-  const secrets = [config.PASSPORT_API_KEY, config.DEALER_API_KEY, ...operators.values()].filter(s => s.length > 0)
+  const redact = secretRedactor([config.PASSPORT_API_KEY, config.DEALER_API_KEY, ...operators.values()])
   const validate = consoleRequestValidator()
   // Only console requests get an entry: nothing is added to other requests.
   const audits = new WeakMap<FastifyRequest, Audit>()
@@ -172,12 +125,16 @@ const consoleRoute: FastifyPluginAsyncTypebox<{ config: Config }> = async (fasti
     throw await fastify.refuseCredentials(request, reply, new UnauthorizedError(UNAUTHORIZED))
   }
 
-  // One audit line per console call, whatever its end: who, which operation, about whom (hashed), how
-  // it ended. Never the params' personal fields (the login is a phone number).
+  // The audit stream: its own level, so LOG_LEVEL (warn to quiet access lines, even silent) never drops a
+  // record; same output and redaction as every other line.
+  const auditLog = fastify.log.child({ audit: 'console' }, { level: 'info' })
+
+  // One audit record per console call and per refused key, whatever its end: who, which operation, about
+  // whom (hashed), how it ended, the request id. Never the key nor the params' personal fields (the login).
   function auditLine (request: FastifyRequest, reply: FastifyReply, done: () => void) {
     const audit = audits.get(request)
-    request.log.info({
-      audit: 'console',
+    auditLog.info({
+      reqId: request.id,
       operator: audit?.operator ?? null,
       operation: audit?.operation ?? null,
       subject: audit?.subject ?? null,
@@ -247,7 +204,7 @@ const consoleRoute: FastifyPluginAsyncTypebox<{ config: Config }> = async (fasti
     }
     if (audit !== undefined) audit.outcome = exchange.outcome
     request.log.info({ operation, status: exchange.status, outcome: exchange.outcome, duration_ms: exchange.duration_ms }, 'console exchange')
-    return toAnswer(exchange, secrets)
+    return toAnswer(exchange, redact)
   })
 }
 

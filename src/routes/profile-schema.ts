@@ -5,7 +5,8 @@ import { AppVersionHeaders } from '../../schemas/app-version.ts'
 import { Profile } from '../../schemas/profile.ts'
 import type { Config } from '../config.ts'
 import {
-  ClientNotFoundError, InternalError, RateLimitedError, ServiceUnavailableError, UnauthorizedError,
+  ClientNotFoundError, InternalError, RateLimitedError, ServiceUnavailableError, SigningKeyPendingError,
+  UnauthorizedError,
   UpstreamBadResponseError, UpstreamTimeoutError, UpstreamUnavailableError
 } from '../errors.ts'
 import { appVersionResponses } from '../plugins/app/app-version.ts'
@@ -60,9 +61,10 @@ const responses = {
   404: errorResponse('The passport service does not know the client the token names.', [new ClientNotFoundError()]),
   500: errorResponse('An unexpected failure of the service; the request id finds it in the logs.', [new InternalError()]),
   502: errorResponse('The passport answer was unusable: an error status, not JSON, or outside its contract.', [new UpstreamBadResponseError(EXAMPLE_OPERATION)]),
-  503: errorResponse('The passport service could not be reached, or its circuit breaker is open (with `Retry-After`: seconds until its next probe), or the service is shedding load (with `Retry-After`).',
-    [new UpstreamUnavailableError(EXAMPLE_OPERATION), new ServiceUnavailableError(OVERLOADED)],
-    { 'retry-after': { ...shedHeaders()['retry-after'], description: 'Seconds to wait before retrying; sent when the service sheds load, and while the passport\'s circuit breaker is open (until its next probe).' } }),
+  503: errorResponse(['The passport service could not be reached, or its circuit breaker is open (with `Retry-After`:',
+    'seconds until its next probe), or the service is shedding load (with `Retry-After`), or the token names a signing key the key set does not hold yet while a refresh is not allowed (`SIGNING_KEY_PENDING`, with `Retry-After`: retry the same token then).'].join(' '),
+  [new UpstreamUnavailableError(EXAMPLE_OPERATION), new ServiceUnavailableError(OVERLOADED), new SigningKeyPendingError('12')],
+  { 'retry-after': { ...shedHeaders()['retry-after'], description: 'Seconds to wait before retrying; sent when the service sheds load, while the passport\'s circuit breaker is open (until its next probe), and until the key set may be refreshed.' } }),
   504: errorResponse('The passport service did not answer within its deadline or the profile budget.', [new UpstreamTimeoutError(EXAMPLE_OPERATION)])
 }
 

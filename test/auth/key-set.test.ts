@@ -3,6 +3,7 @@
 // is a poll for a condition with a generous bound, never a timed assertion.
 import { createPublicKey } from 'node:crypto'
 import t, { type Test } from 'tap'
+import { request } from 'undici'
 import { IVANOV } from '../../schemas/fixtures.ts'
 import { maxAgeSeconds } from '../../src/auth/key-set.ts'
 import { buildTestApp } from '../helpers/build-app.ts'
@@ -32,9 +33,10 @@ async function serviceOn (
   }, { logger: { level: 'warn', stream: { write: (line: string) => { lines.push(JSON.parse(line)) } } } })
   app.get('/test/caller', { onRequest: app.authenticate }, async request => request.caller)
   await app.ready()
-  const status = async (token: string) => (await app.inject({ url: '/test/caller', headers: bearer(token) })).statusCode
+  const answer = async (token: string) => await app.inject({ url: '/test/caller', headers: bearer(token) })
+  const status = async (token: string) => (await answer(token)).statusCode
   if (ready) await eventually(async () => (await app.inject('/health/ready')).statusCode === 200, 'the first key set loads')
-  return { app, status, lines }
+  return { app, answer, status, lines }
 }
 
 async function scrape (app: Awaited<ReturnType<typeof serviceOn>>['app'], name: string): Promise<number> {
@@ -102,23 +104,65 @@ t.test('EdDSA with an Ed25519 key is served', async t => {
   t.equal(await status(withKid('EdDSA', ED.kid, ED.privateKey)), 200)
 })
 
-t.test('100 tokens with unknown kids cost the provider at most a few fetches', async t => {
+t.test('100 tokens with unknown kids cost the provider at most a few fetches, and none is served', async t => {
   const provider = await startKeySetServer(t)
   provider.publish([RSA.jwk])
-  // The default period: no background refresh runs during the test.
-  const { status } = await serviceOn(t, provider, { refreshSeconds: 300 })
+  // The default period: no background refresh runs during the test, and the early-refresh cooldown is 30 s.
+  const { answer } = await serviceOn(t, provider, { refreshSeconds: 300 })
   const before = provider.fetches
   const tokens = Array.from({ length: 100 }, (_, i) => withKid('RS256', `invented-${i}`, RSA.privateKey))
   // Half at once, half one after the other.
-  const together = await Promise.all(tokens.slice(0, 50).map(status))
+  const together = await Promise.all(tokens.slice(0, 50).map(answer))
   const inTurn = []
-  for (const token of tokens.slice(50)) inTurn.push(await status(token))
-  t.ok([...together, ...inTurn].every(code => code === 401), 'every one refused')
+  for (const token of tokens.slice(50)) inTurn.push(await answer(token))
+  // Within the cooldown of the load, a kid no refresh has looked for yet is retried, never refused nor served.
+  for (const res of [...together, ...inTurn]) {
+    t.equal(res.statusCode, 503)
+    t.equal(res.json().code, 'SIGNING_KEY_PENDING')
+    const retryAfter = Number(res.headers['retry-after'])
+    t.ok(retryAfter >= 1 && retryAfter <= 30, `Retry-After ${retryAfter}: until the cooldown ends`)
+  }
   t.ok(provider.fetches - before <= 2, `${provider.fetches - before} fetches for 100 unknown kids`)
 
   provider.failWith((_request, response) => { response.destroy() })
-  for (const token of tokens.slice(0, 20)) t.equal(await status(token), 401)
+  for (const token of tokens.slice(0, 20)) t.equal((await answer(token)).statusCode, 503)
   t.ok(provider.fetches - before <= 2, 'nor while the provider is down')
+})
+
+t.test('rotation: a token under a key published within the cooldown is retried (503), then served; never 401', async t => {
+  const provider = await startKeySetServer(t)
+  provider.publish([RSA.jwk])
+  // A 2 s period, so the early-refresh cooldown is 2 s too.
+  const { app } = await serviceOn(t, provider, { refreshSeconds: 2 })
+  const url = await app.listen({ host: '127.0.0.1', port: 0 })
+  const ask = async (token: string) => {
+    const res = await request(`${url}/test/caller`, { headers: bearer(token) })
+    return { status: res.statusCode, retryAfter: res.headers['retry-after'], body: await res.body.json() as { code?: string } }
+  }
+  // An invented kid starts the cooldown (or meets the one of the load) ...
+  const invented = withKid('RS256', 'invented', RSA.privateKey)
+  t.not((await ask(invented)).status, 200)
+  // ... then the provider rotates and signs with its new key.
+  provider.publish([RSA.jwk, EC.jwk])
+  const rotated = withKid('ES256', EC.kid, EC.privateKey)
+  const seen: number[] = []
+  await eventually(async () => {
+    const res = await ask(rotated)
+    seen.push(res.status)
+    if (res.status === 503) {
+      t.equal(res.body.code, 'SIGNING_KEY_PENDING')
+      t.match(res.retryAfter, /^[12]$/, 'Retry-After: seconds until the next refresh may run')
+    }
+    return res.status === 200
+  }, 'the new key is picked up')
+  t.notOk(seen.includes(401), `the valid token was never refused (${seen.join(', ')})`)
+  t.ok(seen.every(code => code === 503 || code === 200), 'only retried, then served')
+
+  // The invented kid ends in 401 once a set fetched after its first use lacks it, and stays refused.
+  await eventually(async () => (await ask(invented)).status === 401, 'the invented kid is refused')
+  const fetches = provider.fetches
+  for (let i = 0; i < 20; i++) t.equal((await ask(invented)).status, 401)
+  t.ok(provider.fetches - fetches <= 2, 'refusing it again costs no fetch storm')
 })
 
 t.test('the provider down or answering garbage for several periods: known keys keep being served', async t => {
@@ -166,7 +210,8 @@ t.test('a malformed member is skipped, never the whole set; encryption and symme
   const { status, lines } = await serviceOn(t, provider)
   t.equal(await status(withKid('RS256', RSA.kid, RSA.privateKey)), 200)
   t.equal(await status(withKid('ES256', EC.kid, EC.privateKey)), 200)
-  t.equal(await status(withKid('RS256', 'enc-1', RSA.privateKey)), 401, 'the encryption key verifies nothing')
+  // A kid the set holds no usable key for: refused once a refresh after its first use has not found it.
+  await eventually(async () => await status(withKid('RS256', 'enc-1', RSA.privateKey)) === 401, 'the encryption key verifies nothing')
   t.equal(await status(hs256(claimsFor(), Buffer.from('secret'), { kid: 'hmac' })), 401, 'the symmetric key verifies nothing')
   t.ok(lines.some(line => line.msg === 'key set member skipped'), 'a skipped member is logged')
 })

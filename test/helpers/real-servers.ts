@@ -8,6 +8,7 @@ import { accessSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { request } from 'node:http'
 import { connect, createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
+import type { Writable } from 'node:stream'
 import { delimiter, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
@@ -77,14 +78,20 @@ async function accepting (port: number, child: ChildProcess, stderr: () => strin
   }
 }
 
-interface Process { child: ChildProcess, exited: Promise<void>, stderr: () => string }
+/** How a process ended: its exit code, or the signal that ended it. */
+export interface Exit { code: number | null, signal: NodeJS.Signals | null }
 
-function run (binary: string, args: string[], options: { cwd?: string, env?: NodeJS.ProcessEnv } = {}): Process {
-  const child = spawn(binary, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] })
+interface Process { child: ChildProcess, exited: Promise<Exit>, stderr: () => string }
+
+/** Spawned with stdout piped to the test (read by the caller or drained), or to `stdout` (another's stdin). */
+function run (binary: string, args: string[],
+  options: { cwd?: string, env?: NodeJS.ProcessEnv, stdout?: Writable } = {}): Process {
+  const { stdout, ...rest } = options
+  const child = spawn(binary, args, { ...rest, stdio: ['ignore', stdout ?? 'pipe', 'pipe'] })
   let stderr = ''
   child.stderr!.setEncoding('utf8').on('data', (text: string) => { stderr += text })
-  child.stdout!.resume()
-  const exited = new Promise<void>(resolve => { child.once('exit', () => resolve()) })
+  child.stdout?.resume()
+  const exited = new Promise<Exit>(resolve => { child.once('exit', (code, signal) => resolve({ code, signal })) })
   return { child, exited, stderr: () => stderr }
 }
 
@@ -183,19 +190,32 @@ export type { LogLine }
 export interface ServerProcess {
   child: ChildProcess
   url: string
+  /** Its log lines; none when its stdout goes elsewhere. */
   logs: LogLine[]
-  exited: Promise<void>
+  exited: Promise<Exit>
 }
 
-/** `node src/server.ts` with exactly `env`, from an empty directory (no `.env`), on a free local port. */
-export async function startServerProcess (t: Test, env: Record<string, string>): Promise<ServerProcess> {
+/**
+ * `node src/server.ts` with exactly `env`, from an empty directory (no `.env`), on a free local port. Its
+ * stdout is read into `logs`, or goes to `stdout` (a pipe to another process, say), then the listener is
+ * awaited by connecting.
+ */
+export async function startServerProcess (
+  t: Test, env: Record<string, string>, { stdout }: { stdout?: Writable } = {}
+): Promise<ServerProcess> {
   const cwd = mkdtempSync(join(tmpdir(), 'bff-instance-'))
-  const server = run(process.execPath, [join(ROOT, 'src/server.ts')], { cwd, env: { HOST: '127.0.0.1', PORT: '0', ...env } })
+  const port = stdout === undefined ? 0 : await freePort()
+  const server = run(process.execPath, [join(ROOT, 'src/server.ts')],
+    { cwd, env: { HOST: '127.0.0.1', PORT: String(port), ...env }, stdout })
   t.teardown(async () => {
     await stop(server)
     rmSync(cwd, { recursive: true, force: true })
   })
   const logs: LogLine[] = []
+  if (stdout !== undefined) {
+    await accepting(port, server.child, server.stderr)
+    return { child: server.child, url: `http://127.0.0.1:${port}`, logs, exited: server.exited }
+  }
   const url = await untilListening(server.child, logs, server.stderr)
   return { child: server.child, url, logs, exited: server.exited }
 }

@@ -7,7 +7,9 @@ import t from 'tap'
 import { seededClients } from '../../sandbox/seed.ts'
 import { CONSOLE_BODY_LIMIT } from '../../src/routes/console.ts'
 import { operationNames } from '../../schemas/operations.ts'
-import { CONSOLE_KEY } from '../helpers/build-app.ts'
+import { IVANOV } from '../../schemas/fixtures.ts'
+import { operations } from '../../schemas/operations.ts'
+import { buildTestApp, CONSOLE_KEY, DEALER_KEY, PASSPORT_KEY } from '../helpers/build-app.ts'
 import { assertWellFormed, fieldValue, holds, propertyApp, stillServing } from './answers.ts'
 
 const { app } = await propertyApp(t)
@@ -91,5 +93,86 @@ await holds(t, 'a valid request with the key always runs its operation', fc.asyn
   assertWellFormed(res, 'console')
   if (res.statusCode !== 200 || (res.json() as { operation: string }).operation !== name) throw new Error(`status ${res.statusCode}: ${res.body}`)
 }), 50)
+
+// Echoes of a key as an upstream may send them back: cut short, re-cased, with invisible characters
+// inside, encoded (once or twice), split over two adjacent fields, inside other text. None reaches the
+// operator; ordinary strings beside them are shown as received.
+const toHex = (s: string) => Buffer.from(s).toString('hex')
+const percentAll = (s: string) => [...Buffer.from(s)].map(b => `%${b.toString(16).padStart(2, '0')}`).join('')
+const encodings: Record<string, (s: string) => string> = {
+  base64: s => Buffer.from(s).toString('base64'),
+  base64url: s => Buffer.from(s).toString('base64url'),
+  hex: toHex,
+  HEX: s => toHex(s).toUpperCase(),
+  percent: percentAll,
+  PERCENT: s => percentAll(s).toUpperCase(),
+  uri: encodeURIComponent,
+  'html decimal': s => [...s].map(c => `&#${c.codePointAt(0)};`).join(''),
+  'html hex': s => [...s].map(c => `&#x${c.codePointAt(0)!.toString(16)};`).join('')
+}
+const casings: Record<string, (s: string) => string> = {
+  as: s => s,
+  upper: s => s.toUpperCase(),
+  lower: s => s.toLowerCase(),
+  alternate: s => [...s].map((c, i) => i % 2 === 0 ? c.toUpperCase() : c.toLowerCase()).join('')
+}
+const ZERO_WIDTH = ['\u200B', '\u200C', '\u200D', '\u2060', '\uFEFF']
+const echo = fc.record({
+  secret: fc.constantFrom(PASSPORT_KEY, DEALER_KEY, CONSOLE_KEY),
+  cutStart: fc.integer({ min: 0, max: 2 }),
+  cutEnd: fc.integer({ min: 0, max: 2 }),
+  casing: fc.constantFrom(...Object.keys(casings)),
+  invisible: fc.array(fc.tuple(fc.nat(), fc.constantFrom(...ZERO_WIDTH)), { maxLength: 3 }),
+  encoded: fc.array(fc.constantFrom(...Object.keys(encodings)), { maxLength: 2 }),
+  split: fc.option(fc.integer({ min: 12, max: 17 }), { nil: undefined }),
+  before: fc.constantFrom('', 'key: ', 'https://sso.example/login?api_key=', '<p>', 'x'),
+  after: fc.constantFrom('', '&login=79161234567', '</p>', ' end')
+}).map(e => {
+  let plain = casings[e.casing]!(e.secret.slice(e.cutStart, e.secret.length - e.cutEnd))
+  for (const [at, char] of e.invisible) {
+    const i = at % plain.length
+    plain = plain.slice(0, i) + char + plain.slice(i)
+  }
+  const encode = (s: string) => e.encoded.reduce((text, name) => encodings[name]!(text), s)
+  // Split, each part is encoded alone: the text before goes with the first, the text after with the last.
+  const parts = (e.split === undefined ? [plain] : [plain.slice(0, e.split), plain.slice(e.split)]).map(encode)
+  parts[0] = e.before + parts[0]!
+  parts[parts.length - 1] += e.after
+  return { ...e, parts }
+})
+const ordinary = fc.oneof(fc.string({ maxLength: 40 }), fc.uuid(), fc.stringMatching(/^7\d{10}$/),
+  fc.uint8Array({ minLength: 8, maxLength: 40 }).map(bytes => Buffer.from(bytes).toString('base64')))
+
+let echoed: unknown = null
+
+// A subtest: the root test must not end while the app is built.
+await t.test('transformed echoes of a key', async t => {
+  const echoApp = await buildTestApp(t, {
+    RATE_LIMIT_CONSOLE_PER_MINUTE: '1000000', UNDER_PRESSURE_MAX_EVENT_LOOP_DELAY_MS: '0'
+  })
+  const passportPath = operations['passport.get_client'].path
+  echoApp.upstream.intercept({ path: p => p === passportPath || p === `${passportPath}/`, method: 'POST' })
+    .reply(() => ({ statusCode: 403, data: echoed as object, responseOptions: { headers: { 'content-type': 'application/json' } } }))
+    .persist()
+
+  await holds(t, 'a key echoed in any form never reaches the operator', fc.asyncProperty(echo, ordinary, async (e, note) => {
+    const fields = Object.fromEntries(e.parts.map((part, i) => [`echo${i}`, part]))
+    // `success` between: the note is never next to a part of the key, so it must be shown as it is.
+    echoed = { note, success: false, ...fields }
+    const res = await echoApp.app.inject({
+      method: 'POST',
+      url: '/request-console',
+      headers: { 'x-console-key': CONSOLE_KEY },
+      payload: { operation: 'passport.get_client', params: IVANOV }
+    })
+    if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}: ${res.body}`)
+    const body = (res.json() as { body: Record<string, unknown> }).body
+    for (const [name, part] of Object.entries(fields)) {
+      if (body[name] !== '[redacted]') throw new Error(`${name} shown: ${JSON.stringify(body[name])} for ${JSON.stringify(part)}`)
+    }
+    for (const part of e.parts) if (res.body.includes(part)) throw new Error(`the echo ${JSON.stringify(part)} is in the answer`)
+    if (body.note !== note) throw new Error(`an ordinary string was changed: ${JSON.stringify(note)} -> ${JSON.stringify(body.note)}`)
+  }), 300)
+})
 
 await stillServing(t, app)

@@ -323,9 +323,10 @@ const ALICE_KEY = 'alice-console-key-0123456789'
 const BORIS_KEY = 'boris-console-key-9876543210'
 
 /** A console app whose log lines are captured as objects. */
-async function auditedApp (t: Test, env: Record<string, string | undefined>) {
+async function auditedApp (t: Test, env: Record<string, string | undefined>, level = 'info') {
   const lines: Array<Record<string, unknown>> = []
-  const up = await buildTestApp(t, { LOG_LEVEL: 'info', ...env }, { logger: { level: 'info', stream: { write: (line: string) => { lines.push(JSON.parse(line)) } } } })
+  const stream = { write: (line: string) => { lines.push(JSON.parse(line)) } }
+  const up = await buildTestApp(t, { LOG_LEVEL: level, ...env }, { logger: { level, stream } })
   const audits = () => lines.filter(line => line.audit === 'console')
   return { up, lines, audits }
 }
@@ -362,6 +363,28 @@ t.test('the single CONSOLE_API_KEY is still accepted, as the operator "console",
   t.equal((await send(t, up, runOp(discount), { 'x-console-key': ALICE_KEY })).statusCode, 200)
   t.strictSame(audits().map(line => line.operator), ['console', 'alice'])
 })
+
+for (const level of ['warn', 'silent']) {
+  t.test(`at LOG_LEVEL=${level}, every console call and every refused key still leaves one audit record`, async t => {
+    const { up, lines, audits } = await auditedApp(t, {}, level)
+    expectCall(up, passport, passport.path, false).reply(200, passport.answer, { headers: JSON_UTF8 })
+    const ok = await send(t, up, runOp(passport))
+    t.equal(ok.statusCode, 200)
+    const refused = await send(t, up, runOp(passport), { 'x-console-key': 'not-a-console-key-at-all' })
+    t.equal(refused.statusCode, 401)
+    const subject = createHash('sha256').update(fx.IVANOV.uid_client.toUpperCase()).digest('hex').slice(0, 32)
+    t.match(audits(), [
+      { operator: 'console', operation: passport.name, subject, outcome: 'ok', reqId: ok.headers['x-request-id'], time: Number },
+      { operator: null, operation: null, subject: null, outcome: 'http_401', reqId: refused.headers['x-request-id'] }
+    ])
+    t.equal(audits().length, 2, 'one record each')
+    t.notOk(lines.some(line => line.msg === 'request completed'), `no access line at ${level}`)
+    const logged = JSON.stringify(lines)
+    for (const personal of [fx.IVANOV.login, fx.IVANOV.uid_client, CONSOLE_KEY, 'not-a-console-key-at-all']) {
+      t.notOk(logged.includes(personal), 'no login, client id or key in the audit stream')
+    }
+  })
+}
 
 t.test('an upstream failure is audited with its reason', async t => {
   const { up, audits } = await auditedApp(t, {})

@@ -1,81 +1,39 @@
 // `npm start` as a real process: it refuses to start on a bad configuration, and on SIGTERM it stops
 // accepting, finishes the requests in flight within SHUTDOWN_GRACE_MS, and exits 0 as soon as they are
 // done, keep-alive callers included (1 past the grace).
-import { spawn, type ChildProcess } from 'node:child_process'
-import { request } from 'node:http'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { spawn } from 'node:child_process'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import { Agent, request as undiciRequest } from 'undici'
 import { startSandboxUpstream, type SandboxUpstream } from '../../sandbox/upstream.ts'
 import { DEALER_KEY, JWT_SECRET, PASSPORT_KEY } from '../helpers/build-app.ts'
-import { untilListening, type LogLine } from '../helpers/server-logs.ts'
+import { get, startServerProcess, type ServerProcess } from '../helpers/real-servers.ts'
 import { hs256 } from '../helpers/tokens.ts'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
-const SERVER = join(ROOT, 'src/server.ts')
 // Each upstream answer (the 307 to the slash path included) is held this long, so a profile request
 // is in flight for several of them: long enough to send a signal and probe the listener meanwhile.
 const UPSTREAM_DELAY_MS = 500
 
-interface Server {
-  child: ChildProcess
-  url: string
-  logs: LogLine[]
-  exited: Promise<{ code: number | null, signal: NodeJS.Signals | null }>
+/** The service against `sandbox`, at LOG_LEVEL=info unless `env` says otherwise. */
+function serverEnv (sandbox: SandboxUpstream, env: Record<string, string> = {}): Record<string, string> {
+  return {
+    UPSTREAM_URL: sandbox.url,
+    PASSPORT_API_KEY: PASSPORT_KEY,
+    DEALER_API_KEY: DEALER_KEY,
+    AUTH_JWT_SECRET: JWT_SECRET,
+    LOG_LEVEL: 'info',
+    ...env
+  }
 }
 
-/** Started with only the variables given, from an empty directory so no `.env` is read. */
-async function startServer (t: Test, sandbox: SandboxUpstream, env: Record<string, string> = {}): Promise<Server> {
-  const cwd = mkdtempSync(join(tmpdir(), 'bff-shutdown-'))
-  const child = spawn(process.execPath, [SERVER], {
-    cwd,
-    env: {
-      HOST: '127.0.0.1',
-      PORT: '0',
-      UPSTREAM_URL: sandbox.url,
-      PASSPORT_API_KEY: PASSPORT_KEY,
-      DEALER_API_KEY: DEALER_KEY,
-      AUTH_JWT_SECRET: JWT_SECRET,
-      LOG_LEVEL: 'info',
-      ...env
-    },
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
-  const exited = new Promise<{ code: number | null, signal: NodeJS.Signals | null }>(resolve => {
-    child.once('exit', (code, signal) => resolve({ code, signal }))
-  })
-  t.teardown(async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
-    await exited
-    rmSync(cwd, { recursive: true, force: true })
-  })
-
-  const logs: LogLine[] = []
-  let stderr = ''
-  child.stderr!.setEncoding('utf8').on('data', (text: string) => { stderr += text })
-  const url = await untilListening(child, logs, () => stderr)
-  return { child, url, logs, exited }
-}
-
-interface Answer { status: number, headers: Record<string, unknown>, body: string }
-
-/** One request on its own connection (no keep-alive pool that could hold the server open). */
-function get (url: string, headers: Record<string, string>): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { headers, agent: false }, res => {
-      let body = ''
-      res.setEncoding('utf8').on('data', (chunk: string) => { body += chunk })
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }))
-      res.on('error', reject)
-    })
-    req.on('error', reject)
-    req.end()
-  })
+async function startServer (
+  t: Test, sandbox: SandboxUpstream, env: Record<string, string> = {}
+): Promise<ServerProcess> {
+  return await startServerProcess(t, serverEnv(sandbox, env))
 }
 
 /** Resolves with the error code of a refused connection; a connection that is accepted is closed and tried again. */

@@ -13,8 +13,9 @@ import { Login, Uuid, VendorCode } from '../../../schemas/common.ts'
 import type { Caller } from '../../auth/caller.ts'
 import { KEY_SET_ALGORITHMS, type KeyAlgorithm } from '../../auth/jwk.ts'
 import { keySetMetrics, RemoteKeySet } from '../../auth/key-set.ts'
+import { issuedInTheFuture } from '../../auth/token-time.ts'
 import type { Config } from '../../config.ts'
-import { ServiceUnavailableError, UnauthorizedError } from '../../errors.ts'
+import { ServiceUnavailableError, SigningKeyPendingError, UnauthorizedError } from '../../errors.ts'
 import { metricsOf } from './metrics.ts'
 
 /** The claims a caller's token must carry; others are ignored. */
@@ -122,11 +123,14 @@ function protectedHeader (token: string): { alg: string, kid: string } {
 /** The claims of a token verified with the key of the set its kid names (after an early refresh if unknown). */
 function keySetVerifier (keySet: RemoteKeySet) {
   async function afterRefresh (token: string, kid: string): Promise<unknown> {
-    const key = await keySet.keyAfterRefresh(kid)
-    if (key !== undefined) return key.verify(token)
+    const found = await keySet.keyAfterRefresh(kid)
+    if ('key' in found) return found.key.verify(token)
     // Not the caller's fault: no one can be verified yet, so no token is called invalid.
     if (!keySet.loaded) throw new ServiceUnavailableError(NOT_LOADED)
-    throw new KeySetRefusal()
+    if ('unpublished' in found) throw new KeySetRefusal()
+    // Perhaps a key published since the last refresh: the app retries a 503, while a 401 signs the user out.
+    const seconds = String(Math.max(1, Math.ceil(found.retryAfterMs / 1000)))
+    throw Object.assign(new SigningKeyPendingError(seconds), { headers: { 'retry-after': seconds } })
   }
   return function verify (token: string): unknown {
     const { alg, kid } = protectedHeader(token)
@@ -192,6 +196,10 @@ export default fp<{ config: Config }>(async function auth (fastify, { config }) 
       // The library's message is not passed on: a fixed text, never any part of the token.
       const expired = isTokenError(error) && error.code === 'FAST_JWT_EXPIRED'
       throw await fastify.refuseCredentials(request, reply, refuse(reply, INVALID_TOKEN, expired ? 'The bearer token has expired' : 'The bearer token is invalid'))
+    }
+    // Both verifiers: fast-jwt alone would let an `iat` ahead of now stretch AUTH_JWT_MAX_AGE_S without end.
+    if (issuedInTheFuture(claims, Date.now(), CLOCK_TOLERANCE_MS)) {
+      throw await fastify.refuseCredentials(request, reply, refuse(reply, INVALID_TOKEN, 'The bearer token is invalid'))
     }
     if (!validClaims.Check(claims)) {
       throw await fastify.refuseCredentials(request, reply, refuse(reply, INVALID_TOKEN, 'The bearer token does not carry valid sub, login and vendor claims'))
