@@ -1,4 +1,4 @@
-// `npm run openapi:breaking [released.yaml] [current.yaml]`: compares the current openapi.yaml with the
+// `npm run openapi:breaking [RELEASED] [CURRENT]` (two document paths): compares the current openapi.yaml with the
 // released contract (contracts/released/openapi.yaml) and exits 1 naming each change that would break an
 // installed app; additions pass. api-smart-diff classifies the changes; the few rules below cover what its
 // OpenAPI 3.1 rules let through (docs/api.md, "The released contract").
