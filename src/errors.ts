@@ -153,7 +153,7 @@ export const ServiceUnavailableError = coded('SERVICE_UNAVAILABLE', 503, detaile
 // A token under a kid the key set does not hold yet, while an early refresh is not allowed: retried, not refused.
 export const SigningKeyPendingError = coded('SIGNING_KEY_PENDING', 503, {
   en: (retryAfterS: string) =>
-    `The key that signed the bearer token is not known yet; retry in ${retryAfterS} seconds`,
+    `The key that signed the bearer token is not known yet; retry in ${secondsEn(Number(retryAfterS))}`,
   ru: (retryAfterS: string) =>
     `Ключ, которым подписан токен доступа, ещё не получен, повторите через ${secondsRu(Number(retryAfterS))}`
 })

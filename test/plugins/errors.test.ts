@@ -6,10 +6,11 @@ import errors from '../../src/plugins/app/errors.ts'
 import { toErrorBody } from '../../src/error-body.ts'
 import requestIdPlugin, { requestId } from '../../src/plugins/app/request-id.ts'
 import {
-  BadRequestError, ClientNotFoundError, details, errorCodes, HeadersTooLargeError, InternalError, languages,
-  MethodNotAllowedError, NotFoundError, PayloadTooLargeError, RateLimitedError, RequestTimeoutError,
-  ServiceUnavailableError, UnauthorizedError, UnsupportedMediaTypeError, UpstreamBadResponseError,
-  UpstreamTimeoutError, UpstreamUnavailableError, type Language, type Texts
+  AppUpdateRequiredError, BadRequestError, ClientNotFoundError, details, errorCodes, HeadersTooLargeError,
+  InternalError, languages, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, RateLimitedError,
+  RequestTimeoutError, ServiceUnavailableError, SigningKeyPendingError, UnauthorizedError,
+  UnsupportedMediaTypeError, UpstreamBadResponseError, UpstreamTimeoutError, UpstreamUnavailableError,
+  type Language, type Texts
 } from '../../src/errors.ts'
 import { PETROVA } from '../../schemas/fixtures.ts'
 import { buildTestApp, CONSOLE_KEY } from '../helpers/build-app.ts'
@@ -128,9 +129,21 @@ const SAID: Array<[FastifyError, Texts]> = [
     { en: 'Too many requests; retry in 42 seconds', ru: 'Слишком много запросов, повторите через 42 секунды' }],
   [new RateLimitedError(15),
     { en: 'Too many requests; retry in 15 seconds', ru: 'Слишком много запросов, повторите через 15 секунд' }],
+  [new AppUpdateRequiredError('2.3.0'), {
+    en: 'This version of the app is no longer supported; update the app to version 2.3.0 or later',
+    ru: 'Эта версия приложения больше не поддерживается. Обновите приложение до версии 2.3.0 или новее.'
+  }],
   [new InternalError(), { en: 'Internal server error', ru: 'Внутренняя ошибка сервиса' }],
   [new ServiceUnavailableError('The service is overloaded; retry later'),
     { en: 'The service is overloaded; retry later', ru: 'Сервис перегружен, повторите попытку позже' }],
+  [new SigningKeyPendingError('1'), {
+    en: 'The key that signed the bearer token is not known yet; retry in 1 second',
+    ru: 'Ключ, которым подписан токен доступа, ещё не получен, повторите через 1 секунду'
+  }],
+  [new SigningKeyPendingError('3'), {
+    en: 'The key that signed the bearer token is not known yet; retry in 3 seconds',
+    ru: 'Ключ, которым подписан токен доступа, ещё не получен, повторите через 3 секунды'
+  }],
   [new UpstreamTimeoutError('passport.get_client'), {
     en: 'Upstream operation passport.get_client did not answer in time',
     ru: 'Внешний сервис не ответил вовремя (операция passport.get_client)'
