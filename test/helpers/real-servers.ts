@@ -198,15 +198,17 @@ export interface ServerProcess {
 /**
  * `node src/server.ts` with exactly `env`, from an empty directory (no `.env`), on a free local port. Its
  * stdout is read into `logs`, or goes to `stdout` (a pipe to another process, say), then the listener is
- * awaited by connecting.
+ * awaited by connecting. Event-loop shedding is off unless `env` sets it: on a loaded machine a fresh
+ * process's own start-up lags its loop past the bound, and its first requests were shed with 503.
  */
 export async function startServerProcess (
   t: Test, env: Record<string, string>, { stdout }: { stdout?: Writable } = {}
 ): Promise<ServerProcess> {
   const cwd = mkdtempSync(join(tmpdir(), 'bff-instance-'))
   const port = stdout === undefined ? 0 : await freePort()
-  const server = run(process.execPath, [join(ROOT, 'src/server.ts')],
-    { cwd, env: { HOST: '127.0.0.1', PORT: String(port), ...env }, stdout })
+  const server = run(process.execPath, [join(ROOT, 'src/server.ts')], {
+    cwd, env: { HOST: '127.0.0.1', PORT: String(port), UNDER_PRESSURE_MAX_EVENT_LOOP_DELAY_MS: '0', ...env }, stdout
+  })
   t.teardown(async () => {
     await stop(server)
     rmSync(cwd, { recursive: true, force: true })
