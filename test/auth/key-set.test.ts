@@ -29,9 +29,6 @@ async function serviceOn (
     METRICS_API_KEY: METRICS_KEY,
     // The polls below send refused tokens on purpose; the refusal limit is tested elsewhere.
     RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '1000000',
-    // Several services start at once below: on a loaded machine their start-up lags the event loop past the
-    // shedding bound and every request got 503 overloaded. Load shedding is tested in its own file.
-    UNDER_PRESSURE_MAX_EVENT_LOOP_DELAY_MS: '0',
     ...env
   }, { logger: { level: 'warn', stream: { write: (line: string) => { lines.push(JSON.parse(line)) } } } })
   app.get('/test/caller', { onRequest: app.authenticate }, async request => request.caller)

@@ -62,7 +62,7 @@ t.test('without pressure nothing is shed, and the shed 503 is documented on both
 })
 
 t.test('config: defaults and bad values named', async t => {
-  const config = testConfig()
+  const config = testConfig({ UNDER_PRESSURE_MAX_EVENT_LOOP_DELAY_MS: undefined })
   t.equal(config.UNDER_PRESSURE_MAX_EVENT_LOOP_DELAY_MS, 1000)
   t.equal(config.UNDER_PRESSURE_MAX_HEAP_USED_MB, 0, 'heap bound off by default')
   t.equal(config.UNDER_PRESSURE_MAX_RSS_MB, 0, 'RSS bound off by default')
