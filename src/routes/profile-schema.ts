@@ -35,7 +35,7 @@ tag whatever the encoding, and an answer with \`stale\` sections has its own. Th
 profile with its tag and sends the tag back in \`If-None-Match\`: while the profile is unchanged the answer is 304
 without a body. The service still loads the profile to compare; the 304 spares the network, not the upstream.`
 
-const ETAG_EXAMPLE = '"kT2Xb9vQmR4wZp0LcE7hYa"'
+const ETAG_EXAMPLE = '"MercZkLat8rnuDUdI9nkQa"'
 
 const UNAUTHORIZED_EXAMPLE = 'The bearer token has expired'
 const EXAMPLE_OPERATION = 'passport.get_client'

@@ -14,7 +14,7 @@ import { profileRouteSchema } from './profile-schema.ts'
 export const profileSchemas: TSchema[] = [Profile]
 
 /** True when If-None-Match is `*` or lists `etag`, by weak comparison (RFC 9110 13.1.2); malformed tags never match. */
-export function unchanged (ifNoneMatch: string | undefined, etag: string): boolean {
+function unchanged (ifNoneMatch: string | undefined, etag: string): boolean {
   // fresh() given If-None-Match alone: a request's Cache-Control: no-cache, which it also reads, binds caches, not us.
   return ifNoneMatch !== undefined && fresh({ 'if-none-match': ifNoneMatch }, { etag })
 }
