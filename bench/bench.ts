@@ -59,6 +59,8 @@ interface Option {
   env: (redis?: Redis) => Record<string, string>
   evidence: (c: Context) => Promise<[boolean, string]>
   encoding?: 'br' | 'gzip'
+  /** The load sends each client's current ETag in If-None-Match: every answer is a 304. */
+  conditional?: true
   expectedUpstream?: null
   /** A redis-server of its own. */
   redis?: true
@@ -100,6 +102,20 @@ const OPTIONS: Record<string, Option> = {
     evidence: async c => {
       const keys = await c.redis!.keys(COPY_PREFIX)
       return [keys > 0, `${keys} copies under ${COPY_PREFIX} after the run`]
+    }
+  },
+  // Not by default: a 304 still costs the profile's load, so this prices the bytes not sent (docs/api.md).
+  etag: {
+    base: 'a',
+    title: 'If-None-Match with each client\'s current ETag: 304s without a body',
+    env: () => ({}),
+    conditional: true,
+    evidence: async c => {
+      const authorization = c.tokens('default')[0]!
+      const [tag] = await etagsOf(c.child.url, [authorization])
+      const res = await fetch(c.child.url + PROFILE_PATH, { headers: { authorization, 'if-none-match': tag! } })
+      await res.arrayBuffer()
+      return [res.status === 304, `If-None-Match answered ${res.status}`]
     }
   },
   fresh: {
@@ -216,6 +232,7 @@ function scenarios (sweep: boolean): Scenario[] {
       ...profile(`${option.base}@${name}`, shapeOf(option.base), 'option', `service@${name}`, option.title,
         SIDE_ROUNDS),
       ...(option.encoding === undefined ? {} : { encoding: option.encoding }),
+      ...(option.conditional === undefined ? {} : { conditional: option.conditional }),
       ...(option.expectedUpstream === undefined ? {} : { expectedUpstream: option.expectedUpstream })
     })
   }
@@ -306,15 +323,40 @@ function makeCertificate (): { keyFile: string, certFile: string, remove (): voi
 /** Bearer tokens of a client set, in client order. */
 type Tokens = (clients: ClientSetName) => string[]
 
-/** Connection k sends clients k, k + n, k + 2n... in turn: no two requests in flight share a client. */
-function spreadClients (tokens: string[]) {
+/** Each client's ETag from the service at `url`, asked once per process and client set: the sandbox's data is fixed. */
+const etags = new Map<string, Promise<string[]>>()
+function etagsOf (url: string, tokens: string[]): Promise<string[]> {
+  const key = `${url} ${tokens.length} ${tokens[0]}`
+  let tags = etags.get(key)
+  if (tags === undefined) {
+    etags.set(key, tags = (async () => {
+      const found: string[] = []
+      for (const authorization of tokens) {
+        const res = await fetch(url + PROFILE_PATH, { headers: { authorization } })
+        await res.arrayBuffer()
+        found.push(res.headers.get('etag') ?? '')
+      }
+      return found
+    })())
+  }
+  return tags
+}
+
+/**
+ * Connection k sends clients k, k + n, k + 2n... in turn: no two requests in flight share a client. With `tags`,
+ * each request names its client's ETag in If-None-Match.
+ */
+function spreadClients (tokens: string[], tags?: string[]) {
   return (connections: number) => {
     let slot = 0
     return (client: AutocannonClient) => {
-      const own = tokens.filter((_, i) => i % connections === slot % connections)
+      const own = tokens.flatMap((authorization, i): Array<Record<string, string>> =>
+        i % connections !== slot % connections
+          ? []
+          : [tags === undefined ? { authorization } : { authorization, 'if-none-match': tags[i]! }])
       slot++
       let turn = 0
-      const next = () => { client.setHeaders({ authorization: own[turn++ % own.length]! }) }
+      const next = () => { client.setHeaders(own[turn++ % own.length]!) }
       next()
       client.on('response', next)
     }
@@ -333,6 +375,7 @@ Promise<Run> {
   await w.sandbox.ask('delay', s.shape.delayMs)
   const child = w.processes.get(s.process)!
   const tokens = w.tokens(s.shape.clients)
+  const tags = s.conditional === true ? await etagsOf(child.url, tokens) : undefined
   const [p0, u0] = [await child.ask<ProcessStats>('stats'), await w.sandbox.ask<SandboxStats>('stats')]
   const started = performance.now()
   const result = await autocannon({
@@ -340,7 +383,7 @@ Promise<Run> {
     connections: CONNECTIONS,
     timeout: 10,
     headers: { authorization: tokens[0]!, ...(s.encoding === undefined ? {} : { 'accept-encoding': s.encoding }) },
-    setupClient: spreadClients(tokens)(CONNECTIONS),
+    setupClient: spreadClients(tokens, tags)(CONNECTIONS),
     ...('amount' in size ? { amount: size.amount } : { duration: size.seconds })
   })
   const wallSeconds = (performance.now() - started) / 1000
@@ -357,7 +400,8 @@ Promise<Run> {
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors: result.errors + result.timeouts + result.mismatches,
-    non2xx: result.non2xx,
+    // With If-None-Match, 304 is the answer expected: the column counts every other.
+    non2xx: tags === undefined ? result.non2xx : result.requests.total - (result.statusCodeStats['304']?.count ?? 0),
     upstream: Math.round(per(upstream) * 1000) / 1000,
     cpuUs: Math.round(per(cpu)),
     gcShare: cpu === 0 ? 0 : Math.round((p1.gc.pauseUs - p0.gc.pauseUs) / cpu * 1000) / 1000,

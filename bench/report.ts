@@ -32,6 +32,8 @@ export interface Scenario {
   /** Upstream requests a profile costs (3), or null where fewer are the point (PROFILE_FRESH_S). */
   expectedUpstream: number | null
   encoding?: 'br' | 'gzip'
+  /** Each request names its client's current ETag in If-None-Match: 304 is the answer expected. */
+  conditional?: true
 }
 
 /** One measured run of one scenario. */

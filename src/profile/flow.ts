@@ -1,6 +1,8 @@
 // A profile request from start to answer: concurrent requests of one client share one load
 // (single-flight), inside the `profile` span when tracing is on; each request still gets its own answer.
-// The profile is serialized once per load: the same bytes are every waiter's answer and the client's copy.
+// The profile is serialized once per load: the same bytes are every waiter's answer and the client's copy, and
+// their hash is the answer's ETag.
+import { hash } from 'node:crypto'
 import type { ServerResponse } from 'node:http'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Profile } from '../../schemas/profile.ts'
@@ -15,8 +17,21 @@ import { NO_PROFILE_OBSERVER, type ProfileObserver } from './observer.ts'
 import { createSingleFlight } from './single-flight.ts'
 import { profileSpans } from './spans.ts'
 
-/** A loaded profile with its serialized JSON, shared read-only by every request of one load. */
-export interface AnsweredProfile extends LoadedProfile { body: Buffer }
+/** A loaded profile with its serialized JSON and their entity tag, shared read-only by the requests of one load. */
+export interface AnsweredProfile extends LoadedProfile {
+  body: Buffer
+  /** A strong ETag, quotes included: the same bytes, whatever the encoding they are sent in, give the same tag. */
+  etag: string
+}
+
+/** Base64url characters of SHA-256 kept in a tag: 132 bits, far past any chance of two profiles colliding. */
+export const ETAG_HASH_CHARS = 22
+
+/**
+ * The entity tag of a profile's bytes: a digest, from which no field can be read, and the same on every instance
+ * (no secret, no clock), so that an answer from one instance validates against another's.
+ */
+export const entityTag = (body: Buffer): string => `"${hash('sha256', body, 'base64url').slice(0, ETAG_HASH_CHARS)}"`
 
 /** What the flow needs of the request: its id, inbound headers, log, and the answer it may abandon. */
 export interface ProfileRequest {
@@ -49,7 +64,7 @@ export function createProfileFlow (options: {
     // After the answer has gone (the route sends it in the microtasks that follow), once per load; the closure holds
     // the bytes only, not the composed profile, which would otherwise outlive the request.
     if (keep !== undefined && lastKnown !== null) setImmediate(() => { lastKnown.write(caller, keep, body) })
-    return { ...loaded, body }
+    return { ...loaded, body, etag: entityTag(body) }
   }
 
   return function profileOf (caller: Caller, request: ProfileRequest): Promise<AnsweredProfile> {

@@ -1,6 +1,7 @@
 // The OpenAPI description of GET /api/users/profile: what the route answers, and each error's example as
 // the error handler renders it.
 import type {} from '@fastify/swagger'
+import { Type } from 'typebox'
 import { AppVersionHeaders } from '../../schemas/app-version.ts'
 import { Profile } from '../../schemas/profile.ts'
 import type { Config } from '../config.ts'
@@ -28,32 +29,83 @@ The service keeps each client's last good profile (per section, keyed by an HMAC
 the passport fails with anything but \`CLIENT_NOT_FOUND\` and a copy younger than \`PROFILE_STALE_IF_ERROR_S\`
 exists, the answer is 200 from that copy; when a dealer lookup fails, its section comes from the copy. Such
 sections are named in \`stale\` and in the \`x-stale\` header, and \`Age\` says how old the oldest of them is.
-\`CLIENT_NOT_FOUND\` deletes the client's copy.`
+\`CLIENT_NOT_FOUND\` deletes the client's copy.
+
+Every 200 carries an \`ETag\`: a hash of the answer's JSON before compression, so the same profile has the same
+tag whatever the encoding, and an answer with \`stale\` sections has its own. The app keeps its copy of the
+profile with its tag and sends the tag back in \`If-None-Match\`: while the profile is unchanged the answer is 304
+without a body. The service still loads the profile to compare; the 304 spares the network, not the upstream.`
+
+const ETAG_EXAMPLE = '"MercZkLat8rnuDUdI9nkQa"'
 
 const UNAUTHORIZED_EXAMPLE = 'The bearer token has expired'
 const EXAMPLE_OPERATION = 'passport.get_client'
 
+const etag = {
+  type: 'string' as const,
+  description: 'A strong entity tag of the profile\'s JSON (a hash, before compression): send it back in ' +
+    '`If-None-Match` to be answered 304 while the profile is unchanged.',
+  examples: [ETAG_EXAMPLE]
+}
+
+/** The request headers: the app's version, and the tag of the profile it holds. */
+const ProfileRequestHeaders = Type.Object({
+  ...AppVersionHeaders.properties,
+  'if-none-match': Type.Optional(Type.String({
+    description: 'The `ETag` of the profile the app holds (RFC 9110 13.1.2: a comma list of tags, `W/` ' +
+      'ignored in the comparison, or `*`). When one matches the profile\'s current tag the answer is 304 ' +
+      'without a body; a tag that does not match, or is malformed, gets the 200.',
+    examples: [ETAG_EXAMPLE]
+  }))
+})
+
+/** The headers that describe a profile answer, on the 200 and on the 304 that stands for it. */
+const profileHeaders = {
+  etag,
+  'x-degraded': {
+    type: 'string' as const,
+    description: 'The `degraded` list as a comma list (`discount`, `contractor` or `discount,contractor`); ' +
+      'absent when nothing is degraded.',
+    examples: ['contractor']
+  },
+  'x-stale': {
+    type: 'string' as const,
+    description: 'The `stale` list as a comma list (`passport`, `discount`, `contractor`): sections answered ' +
+      'from the client\'s last good copy; absent when everything is fresh.',
+    examples: ['passport,discount,contractor']
+  },
+  age: {
+    type: 'integer' as const,
+    description: 'Seconds since the oldest section named in `x-stale` was fetched from the upstream (RFC 9111); ' +
+      'absent when everything is fresh.',
+    examples: [120]
+  }
+}
+
 const responses = {
   200: {
     description: 'The profile. A section named in `degraded` could not be loaded and is null; one named in `stale` is the client\'s last good copy.',
-    headers: {
-      'x-degraded': {
-        type: 'string' as const,
-        description: 'The `degraded` list as a comma list (`discount`, `contractor` or `discount,contractor`); absent when nothing is degraded.',
-        examples: ['contractor']
-      },
-      'x-stale': {
-        type: 'string' as const,
-        description: 'The `stale` list as a comma list (`passport`, `discount`, `contractor`): sections answered from the client\'s last good copy; absent when everything is fresh.',
-        examples: ['passport,discount,contractor']
-      },
-      age: {
-        type: 'integer' as const,
-        description: 'Seconds since the oldest section named in `x-stale` was fetched from the upstream (RFC 9111); absent when everything is fresh.',
-        examples: [120]
-      }
-    },
+    headers: profileHeaders,
     content: { 'application/json': { schema: ref(Profile) } }
+  },
+  304: {
+    description: 'Not Modified: `If-None-Match` named the profile\'s current tag (or was `*`). No body; the ' +
+      'same `ETag`, `Cache-Control` and `Vary` as the 200, and its `x-degraded`, `x-stale` and `Age` when it ' +
+      'would have had them (they describe this answer: `Age` grows while the bytes stay the same).',
+    type: 'null' as const,
+    headers: {
+      ...profileHeaders,
+      'cache-control': {
+        type: 'string' as const,
+        description: 'As on the 200: personal data, kept by no cache but the app\'s own copy.',
+        examples: ['private, no-store']
+      },
+      vary: {
+        type: 'string' as const,
+        description: 'As on the 200 (`accept-encoding` while the service compresses).',
+        examples: ['accept-encoding']
+      }
+    }
   },
   401: errorResponse('No bearer token, or one that is malformed, expired, wrongly signed, of another algorithm, or without valid claims.',
     [new UnauthorizedError(UNAUTHORIZED_EXAMPLE)],
@@ -76,7 +128,7 @@ export function profileRouteSchema (config: Config) {
     summary: "The caller's client profile",
     description,
     security: [{ bearerAuth: [] }],
-    headers: AppVersionHeaders,
+    headers: ProfileRequestHeaders,
     response: {
       ...responses,
       ...appVersionResponses,

@@ -1,6 +1,8 @@
 // GET /api/users/profile: authenticates the caller, asks `fastify.profile` (plugins/app/profile.ts) for their
 // profile and sets the headers that describe it; the schema documents and serializes it (profile-schema.ts).
+// An If-None-Match naming the answer's tag is 304 without a body (docs/api.md, Conditional requests).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import fresh from 'fresh'
 import type { TSchema } from 'typebox'
 import { Profile } from '../../schemas/profile.ts'
 import type { Config } from '../config.ts'
@@ -11,19 +13,29 @@ import { profileRouteSchema } from './profile-schema.ts'
 /** The front schemas this route answers with, registered as shared schemas. */
 export const profileSchemas: TSchema[] = [Profile]
 
+/** True when If-None-Match is `*` or lists `etag`, by weak comparison (RFC 9110 13.1.2); malformed tags never match. */
+function unchanged (ifNoneMatch: string | undefined, etag: string): boolean {
+  // fresh() given If-None-Match alone: a request's Cache-Control: no-cache, which it also reads, binds caches, not us.
+  return ifNoneMatch !== undefined && fresh({ 'if-none-match': ifNoneMatch }, { etag })
+}
+
 const profile: FastifyPluginAsyncTypebox<{ config: Config }> = async (fastify, { config }) => {
   fastify.get('/api/users/profile', {
     onRequest: fastify.authenticate,
     config: profileRateLimit(config),
     schema: profileRouteSchema(config)
   }, async function getProfile (request, reply) {
-    const { body, degraded, stale, age } = await fastify.profile.answer(callerOf(request),
+    const { body, etag, degraded, stale, age } = await fastify.profile.answer(callerOf(request),
       { id: request.id, headers: request.headers, log: request.log, res: reply.raw })
+    // A 304 carries these too: they describe this request's answer, and Age moves on while the bytes stay the same.
     if (degraded.length > 0) reply.header('x-degraded', degraded.join(','))
     if (stale.length > 0) reply.header('x-stale', stale.join(','))
     if (age !== undefined) reply.header('age', age)
-    // Personal data: no shared cache may keep it.
+    // Personal data: no shared cache may keep it. The app keeps its own copy and revalidates it with the ETag.
     reply.header('cache-control', 'private, no-store')
+    reply.header('etag', etag)
+    // No body, hence no Content-Type: Vary is added for it all the same (plugins/external/compress.ts).
+    if (unchanged(request.headers['if-none-match'], etag)) return reply.sendNotModified()
     // Serialized by the flow with this route's schema, once for every request sharing the load.
     return reply.sendSerialized(body)
   })

@@ -1,7 +1,7 @@
 // The profile as a decorator: `fastify.profile`, the flow (src/profile/flow.ts) over the app's upstream client
 // and the caller's last-known copies (src/profile/last-known/), made once per app and released when it closes.
 // The route authenticates, asks it and sets headers; the flow serializes once per load with the route's schema,
-// and `reply.sendSerialized` sends those bytes.
+// and `reply.sendSerialized` sends those bytes, or `reply.sendNotModified` a 304 when the app holds them already.
 import fp from 'fastify-plugin'
 import type { FastifyReply } from 'fastify'
 import { Profile } from '../../../schemas/profile.ts'
@@ -34,6 +34,11 @@ declare module 'fastify' {
      * again, and the type provider's payload type, the object the bytes encode, does not apply.
      */
     sendSerialized (body: Buffer): FastifyReply
+    /**
+     * 304 Not Modified, without a body (no Content-Type, no Content-Length), keeping the headers already set; the
+     * route's `null` schema of the 304 is for the OpenAPI document, nothing is serialized.
+     */
+    sendNotModified (): FastifyReply
   }
 }
 
@@ -63,6 +68,9 @@ export default fp<ProfilePluginOptions>(async function profilePlugin (fastify, {
   fastify.decorate('profile', { answer, lastKnown })
   fastify.decorateReply('sendSerialized', function sendSerialized (this: FastifyReply, body: Buffer) {
     return this.type(JSON_TYPE).send(body)
+  })
+  fastify.decorateReply('sendNotModified', function sendNotModified (this: FastifyReply) {
+    return this.code(304).send()
   })
   // After the last request (onClose): nothing writes a copy any more.
   fastify.addHook('onClose', async () => { lastKnown?.close() })

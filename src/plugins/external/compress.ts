@@ -14,12 +14,15 @@ export const GZIP_LEVEL = 6
 // Every answer of ours is JSON but the metrics' text and the docs' files; all compress well.
 const COMPRESSIBLE = /^(?:text\/|application\/(?:[\w.+-]*\+)?json|application\/(?:x-)?(?:javascript|yaml))/
 
-/** Vary on every compressible answer, compressed or not: a shared cache must never mix the two up. */
+/**
+ * Vary on every compressible answer, compressed or not: a shared cache must never mix the two up. A 304 has no
+ * body nor type, but carries the Vary of the 200 it stands for (RFC 9110 15.4.5): ours are all JSON.
+ */
 function varyOnEncoding (
   request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void
 ): void {
   const type = reply.getHeader('content-type')
-  if (typeof type === 'string' && COMPRESSIBLE.test(type)) {
+  if (reply.statusCode === 304 || (typeof type === 'string' && COMPRESSIBLE.test(type))) {
     const vary = reply.getHeader('vary')
     if (vary === undefined) reply.header('vary', 'accept-encoding')
     else if (!/accept-encoding/i.test(String(vary))) reply.header('vary', `${String(vary)}, accept-encoding`)
