@@ -3,7 +3,7 @@
 // copies' TTL, MAX_PENDING_DELETES names) the store still serves nothing a pending delete covers.
 import { EventEmitter } from 'node:events'
 import t from 'tap'
-import pino from 'pino'
+import type { FastifyBaseLogger } from 'fastify'
 import type { SharedRedis } from '../../src/shared-redis.ts'
 import { cacheKey, seal } from '../../src/profile/last-known/keys.ts'
 import { NO_OBSERVER } from '../../src/profile/last-known/observer.ts'
@@ -37,10 +37,13 @@ function fakeRedis () {
   return { client, values, dels, redis: redis as unknown as SharedRedis }
 }
 
+const levels = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']
+const log = Object.fromEntries([...levels.map(level => [level, () => {}]), ['child', () => log]]) as FastifyBaseLogger
+
 const settle = () => new Promise(resolve => setImmediate(resolve))
 
 function store (redis: SharedRedis, now = Date.now) {
-  const built = redisStore({ redis, keys: [key], ttlSeconds: 60, observer: NO_OBSERVER, log: pino({ level: 'silent' }), now })
+  const built = redisStore({ redis, keys: [key], ttlSeconds: 60, observer: NO_OBSERVER, log, now })
   t.teardown(() => { built.clear() })
   return built
 }

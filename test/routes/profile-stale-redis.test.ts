@@ -129,7 +129,7 @@ if (binaries !== undefined) {
     t.equal(failed.status, 502)
   })
 
-  t.test('a CLIENT_NOT_FOUND while Redis is away: the copy is never served again, and goes once Redis is back', async t => {
+  t.test('a CLIENT_NOT_FOUND while Redis is away: never served again, and deleted once Redis is back', async t => {
     const redis = await startRedis(t, binaries['redis-server'])
     const client = redisClient(t, redis)
     const seen = await faultService(t, upstream.url, env(redis))
@@ -150,7 +150,8 @@ if (binaries !== undefined) {
     await redis.start()
     const back = redisClient(t, redis)
     t.equal((await lastKnownKeys(back)).length, 1, 'Redis is back with the copy')
-    const ready = async (base: string) => (await (await fetch(`${base}/health/ready`)).json() as { redis?: string }).redis === 'up'
+    const ready = async (base: string) =>
+      (await (await fetch(`${base}/health/ready`)).json() as { redis?: string }).redis === 'up'
     await eventually(async () => await ready(seen) && await ready(other), 'both instances reconnected')
     upstream.set('passport.get_client', { kind: 'status', status: 503 })
     const outage = await readAnswer(t, await profileOf(seen, petrova.identity))

@@ -108,7 +108,8 @@ export function redisStore ({ redis, keys, ttlSeconds, observer, log, now = Date
       const plain = open(keys, asked[i]!, sealed)
       if (plain !== undefined) return plain
       observer.decryptFailed()
-      log.warn({ lastKnown: { store: 'redis' } }, 'last-known copy not opened by any PROFILE_CACHE_KEY: treated as a miss')
+      log.warn({ lastKnown: { store: 'redis' } },
+        'last-known copy not opened by any PROFILE_CACHE_KEY: treated as a miss')
     }
     return undefined
   }
