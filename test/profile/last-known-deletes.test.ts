@@ -72,7 +72,7 @@ t.test('a delete Redis refused: no copy served under the name, sent again on rec
   t.strictSame(await copies.read(['a'], 1000), copy, 'a new copy (the client is found again) is served')
 })
 
-t.test('a copy written after the delete supersedes it: the delete is not sent again', async t => {
+t.test('a copy Redis stored after the delete supersedes it: the delete is not sent again', async t => {
   const fake = fakeRedis()
   const copies = store(fake.redis)
   fake.client.up = false
@@ -85,6 +85,21 @@ t.test('a copy written after the delete supersedes it: the delete is not sent ag
   await settle()
   t.strictSame(fake.dels, [['a']], 'one attempt only')
   t.strictSame(await copies.read(['a'], 1000), copy)
+})
+
+t.test('a copy Redis refused to store does not end a pending delete', async t => {
+  const fake = fakeRedis()
+  const copies = store(fake.redis)
+  fake.values.set('a', seal(key, 'a', copy))
+  fake.client.up = false
+  copies.delete(['a'])
+  copies.write('a', [Buffer.from('{"passport":2}\n{}')])
+  await settle()
+  t.equal(await copies.read(['a'], 1000), undefined, 'the old copy is still not served')
+  fake.client.up = true
+  fake.client.emit('ready')
+  await settle()
+  t.notOk(fake.values.has('a'), 'and is deleted once Redis is back')
 })
 
 t.test('a pending delete ends with the copies\' TTL: by then Redis has let the copy go anyway', async t => {

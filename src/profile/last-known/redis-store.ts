@@ -118,11 +118,13 @@ export function redisStore ({ redis, keys, ttlSeconds, observer, log, now = Date
     kind: 'redis',
     read,
     write (name, chunks) {
-      // A new copy (the client is found again) supersedes a delete still pending: its SET is sent after the DEL.
-      pending.delete(name)
       if (!redis.usable()) return
-      client.set(name, seal(keys[0]!, name, chunks), 'EX', ttlSeconds)
-        .then(() => { observer.written() }, (error: unknown) => { failed('write', error) })
+      const superseded = pending.get(name)
+      client.set(name, seal(keys[0]!, name, chunks), 'EX', ttlSeconds).then(() => {
+        // The client is found again: its new copy replaced the one a pending delete was for.
+        if (superseded !== undefined && pending.get(name) === superseded) pending.delete(name)
+        observer.written()
+      }, (error: unknown) => { failed('write', error) })
     },
     delete (names) {
       dropExpired()
