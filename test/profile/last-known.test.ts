@@ -4,7 +4,7 @@ import t from 'tap'
 import { randomBytes, randomUUID } from 'node:crypto'
 import { decodeEntry, encodeEntry } from '../../src/profile/last-known/entry.ts'
 import { cacheKey, identityName, open, seal } from '../../src/profile/last-known/keys.ts'
-import { memoryStore } from '../../src/profile/last-known/memory-store.ts'
+import { ENTRY_OVERHEAD_BYTES, memoryStore } from '../../src/profile/last-known/memory-store.ts'
 import { NO_OBSERVER } from '../../src/profile/last-known/observer.ts'
 import * as fx from '../../schemas/fixtures.ts'
 import { ConfigSchema } from '../../src/config.ts'
@@ -40,14 +40,16 @@ t.test('identity names: stable per key and identity, different for any other', a
 
 t.test('the memory store stays within its bytes, the least recently used out first, each eviction counted', async t => {
   let evicted = 0
-  const store = memoryStore(1000, { ...NO_OBSERVER, evicted: () => { evicted++ } })
+  // Each copy also counts what holding it costs: four fit, five do not.
+  const bound = 1000 + 4 * ENTRY_OVERHEAD_BYTES
+  const store = memoryStore(bound, { ...NO_OBSERVER, evicted: () => { evicted++ } })
   // Random bytes: compression cannot shrink them, so five copies do not fit in the bound.
   const bytes = randomBytes(200)
   for (const name of ['a', 'b', 'c', 'd']) store.write(name, [bytes])
   t.strictSame(await store.read(['a'], 0), bytes, 'a read makes `a` the most recently used')
   store.write('e', [bytes])
   store.write('f', [bytes])
-  t.ok(store.size <= 1000, `within the bound (${store.size} bytes)`)
+  t.ok(store.size <= bound, `within the bound (${store.size} bytes)`)
   t.equal(evicted, 2)
   t.equal(await store.read(['b'], 0), undefined, 'the least recently used went first')
   t.strictSame(await store.read(['a'], 0), bytes, 'the recently read one stayed')
@@ -63,7 +65,7 @@ t.test('the memory store keeps an idle client\'s copy however much others write,
   for (let i = 0; i < 6000; i++) store.write(`busy-${i % 20}`, [Buffer.from(`${i}\n`), Buffer.alloc(100 + (i % 7), 'b')])
   t.strictSame(await store.read(['idle'], 0), Buffer.concat([Buffer.from('1\n'), Buffer.alloc(300, 'i')]))
   t.equal(evicted, 0, 'nothing pushed out: the held copies are far below the bound')
-  t.ok(store.size < 5000, `the bytes held are the newest copies only (${store.size})`)
+  t.ok(store.size < 5000 + 21 * ENTRY_OVERHEAD_BYTES, `the bytes held are the newest copies only (${store.size})`)
 })
 
 t.test('the memory store answers the bytes last written, whether a chunk changed or not', async t => {

@@ -1,10 +1,12 @@
 // Last-known profiles in a real redis-server: a copy one instance writes another serves, a rotated key
 // list still opens it, nothing personal is readable in any key or value, a tampered value is a miss
-// counted as a decrypt failure, and a Redis that hangs never keeps a fresh profile from being answered.
+// counted as a decrypt failure, a Redis that hangs never keeps a fresh profile from being answered, and a
+// client the passport no longer knows is deleted from Redis even when Redis was away when it was learned.
 import { randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
 import t, { type Test } from 'tap'
 import type { Profile } from '../../schemas/profile.ts'
+import * as fx from '../../schemas/fixtures.ts'
 import { petrova } from '../../sandbox/seed.ts'
 import { faultService, faultUpstream, profileOf, readAnswer } from '../helpers/fault-upstream.ts'
 import { eventually, requireBinaries, startRedis, type RedisServer } from '../helpers/real-servers.ts'
@@ -125,5 +127,37 @@ if (binaries !== undefined) {
     upstream.set('passport.get_client', { kind: 'status', status: 503 })
     const failed = await readAnswer(t, await profileOf(base, petrova.identity))
     t.equal(failed.status, 502)
+  })
+
+  t.test('a CLIENT_NOT_FOUND while Redis is away: never served again, and deleted once Redis is back', async t => {
+    const redis = await startRedis(t, binaries['redis-server'])
+    const client = redisClient(t, redis)
+    const seen = await faultService(t, upstream.url, env(redis))
+    const other = await faultService(t, upstream.url, env(redis))
+    upstream.reset()
+    t.equal((await profileOf(seen, petrova.identity)).status, 200)
+    await eventually(async () => (await lastKnownKeys(client)).length === 1, 'the copy reached Redis')
+    // Redis goes away with the copy on disk, and comes back with it (a restart from its snapshot).
+    await client.save()
+    client.disconnect()
+    await redis.kill()
+
+    upstream.set('passport.get_client', { kind: 'answer', status: 400, body: fx.passportNotFound })
+    const gone = await readAnswer(t, await profileOf(seen, petrova.identity))
+    t.equal(gone.status, 404, 'the passport no longer knows the client')
+    t.match(gone.body, { code: 'CLIENT_NOT_FOUND' })
+
+    await redis.start()
+    const back = redisClient(t, redis)
+    t.equal((await lastKnownKeys(back)).length, 1, 'Redis is back with the copy')
+    const ready = async (base: string) =>
+      (await (await fetch(`${base}/health/ready`)).json() as { redis?: string }).redis === 'up'
+    await eventually(async () => await ready(seen) && await ready(other), 'both instances reconnected')
+    upstream.set('passport.get_client', { kind: 'status', status: 503 })
+    const outage = await readAnswer(t, await profileOf(seen, petrova.identity))
+    t.equal(outage.status, 502, 'a passport outage answers as without a copy, never the deleted client\'s profile')
+    await eventually(async () => (await lastKnownKeys(back)).length === 0, 'the delete reached Redis once it was back')
+    t.equal((await profileOf(seen, petrova.identity)).status, 502, 'still no copy')
+    t.equal((await profileOf(other, petrova.identity)).status, 502, 'nor on another instance, once the delete landed')
   })
 }

@@ -42,7 +42,10 @@ export interface LastKnown {
    * names; best-effort, call it once the answer has gone.
    */
   write (caller: Caller, times: SectionTimes, body: Buffer): void
-  /** Deletes the caller's copy (the account is gone, or the passport named someone else). */
+  /**
+   * Deletes the caller's copy (the account is gone, or the passport named someone else): in this instance's memory,
+   * or in Redis, retried until Redis confirms it and never served by this instance meanwhile.
+   */
   forget (caller: Caller): void
   /** Bytes held in the process. */
   readonly size: number
@@ -70,14 +73,19 @@ export function createLastKnown (options: LastKnownOptions): LastKnown | null {
       redis, keys, ttlSeconds: Math.max(config.PROFILE_STALE_IF_ERROR_S, config.PROFILE_FRESH_S), observer, log
     })
     : memoryStore(config.PROFILE_CACHE_MAX_BYTES, observer)
+  // The memory store's copies are this instance's alone: its line says so, since a deletion is too.
+  const perInstance = 'a client the passport no longer knows is forgotten by the instance that saw it only; ' +
+    'with more than one replica set REDIS_URL and PROFILE_CACHE_KEY'
   if (config.REDIS_URL !== undefined && !shared) {
-    log.warn({ lastKnown: { store: 'memory' } },
-      'last-known profiles stay in this process: REDIS_URL is set but PROFILE_CACHE_KEY is not (copies in Redis must be encrypted)')
+    log.warn({ lastKnown: { store: 'memory' } }, 'last-known profiles stay in this process, per instance: REDIS_URL ' +
+      `is set but PROFILE_CACHE_KEY is not (copies in Redis must be encrypted); ${perInstance}`)
   } else {
     const { PROFILE_STALE_IF_ERROR_S: staleIfErrorS, PROFILE_FRESH_S: freshS } = config
     const settings = { store: store.kind, staleIfErrorS, freshS }
     log.info({ lastKnown: settings },
-      `last-known profiles kept in ${shared ? 'Redis, encrypted' : 'this process'}`)
+      shared
+        ? 'last-known profiles kept in Redis, encrypted'
+        : `last-known profiles kept in this process, per instance: ${perInstance}`)
   }
 
   return {

@@ -7,26 +7,28 @@ import { profileExample } from '../../../schemas/profile.ts'
 import type { LastKnownObserver } from './observer.ts'
 import type { CopyStore } from './store.ts'
 
-// A held copy is one Buffer: the profile's digest, the length of the times, the times, the compressed profile.
+// A held copy: the profile's digest, the length of the times, the times, the compressed profile.
 const DIGEST_BYTES = 32
 const TIMES_AT = DIGEST_BYTES + 2
+/**
+ * What a copy costs beyond its bytes and its name: the string's header, the name's, and the LRU's slots
+ * (measured with test/profile/memory-bound.test.ts; docs/performance.md), so the bound is the store's footprint.
+ */
+export const ENTRY_OVERHEAD_BYTES = 200
 
 /** Everything but the first chunk (the section times): the profile as answered. */
 function profileOf (chunks: readonly Buffer[]): Buffer {
   return chunks.length === 2 ? chunks[1]! : Buffer.concat(chunks.slice(1))
 }
 
-function timesOf (held: Buffer): Buffer {
-  return held.subarray(TIMES_AT, TIMES_AT + held.readUInt16BE(DIGEST_BYTES))
-}
-
 export function memoryStore (maxBytes: number, observer: LastKnownObserver): CopyStore {
   // Only this process reads what it compressed, so the dictionary may change with any release.
   const dictionary = Buffer.from(JSON.stringify(profileExample))
-  const copies = new LRUCache<string, Buffer>({
+  // Held as one-byte strings in the JS heap, not Buffers: a Buffer costs an ArrayBuffer, a backing store and a
+  // malloc of its own, more than a small copy's bytes, and scatters the C heap; strings are packed by the GC.
+  const copies = new LRUCache<string, string>({
     maxSize: maxBytes,
-    // The key is a 64-character hex name; the Map's own overhead is not counted.
-    sizeCalculation: (held, name) => held.length + name.length,
+    sizeCalculation: (held, name) => held.length + name.length + ENTRY_OVERHEAD_BYTES,
     dispose: (_held, _name, reason) => { if (reason === 'evict') observer.evicted() }
   })
   return {
@@ -35,11 +37,11 @@ export function memoryStore (maxBytes: number, observer: LastKnownObserver): Cop
       for (const name of names) {
         const held = copies.get(name)
         if (held === undefined) continue
-        const times = timesOf(held)
+        const bytes = Buffer.from(held, 'latin1')
+        const timesEnd = TIMES_AT + bytes.readUInt16BE(DIGEST_BYTES)
         try {
-          // New memory, the caller's own: the held times are rewritten in place by the next write.
-          const profile = inflateRawSync(held.subarray(TIMES_AT + times.length), { dictionary })
-          return Promise.resolve(Buffer.concat([times, profile]))
+          const profile = inflateRawSync(bytes.subarray(timesEnd), { dictionary })
+          return Promise.resolve(Buffer.concat([bytes.subarray(TIMES_AT, timesEnd), profile]))
         } catch {
           // Never expected of bytes this process compressed; a read still never fails a request.
           copies.delete(name)
@@ -52,22 +54,23 @@ export function memoryStore (maxBytes: number, observer: LastKnownObserver): Cop
       const profile = profileOf(chunks)
       const digest = hash('sha256', profile, 'buffer')
       const held = copies.get(name)
-      if (held !== undefined && held.readUInt16BE(DIGEST_BYTES) === times.length &&
-        digest.equals(held.subarray(0, DIGEST_BYTES))) {
-        // A profile seldom changes between requests: only its times are new, written over the held ones.
-        times.copy(held, TIMES_AT)
+      let packed: Buffer
+      if (held !== undefined && held.startsWith(digest.toString('latin1'))) {
+        // A profile seldom changes between requests: only its times are new, the compressed bytes kept.
+        const timesEnd = TIMES_AT + (held.charCodeAt(DIGEST_BYTES) << 8 | held.charCodeAt(DIGEST_BYTES + 1))
+        packed = Buffer.from(held.slice(timesEnd), 'latin1')
       } else {
         // Deflate at level 1 primed with the documented profile: the field names and texts every profile shares
         // cost next to nothing, so a small profile keeps a tenth to a third of its bytes, for about 20 µs.
-        const packed = deflateRawSync(profile, { level: 1, dictionary })
-        // Its own memory of the exact size: a small Buffer is a slice of an 8 KiB pool that a kept copy would pin.
-        const own = Buffer.allocUnsafeSlow(TIMES_AT + times.length + packed.length)
-        digest.copy(own, 0)
-        own.writeUInt16BE(times.length, DIGEST_BYTES)
-        times.copy(own, TIMES_AT)
-        packed.copy(own, TIMES_AT + times.length)
-        copies.set(name, own)
+        packed = deflateRawSync(profile, { level: 1, dictionary })
       }
+      const own = Buffer.allocUnsafe(TIMES_AT + times.length + packed.length)
+      digest.copy(own, 0)
+      own.writeUInt16BE(times.length, DIGEST_BYTES)
+      times.copy(own, TIMES_AT)
+      packed.copy(own, TIMES_AT + times.length)
+      // A flat string of its own: nothing of the previous copy or the temporary Buffer is retained.
+      copies.set(name, own.toString('latin1'))
       observer.written()
     },
     delete (names) { for (const name of names) copies.delete(name) },

@@ -10,7 +10,7 @@ export interface LastKnownObserver {
   evicted (): void
   /** A Redis value no configured key opens: a wrong or retired key, or tampering. */
   decryptFailed (): void
-  /** A Redis command of the store failed or timed out (best-effort: the request went on without it). */
+  /** A Redis command of the store failed or timed out (the request went on without it; a delete is retried). */
   storeFailed (operation: CopyStoreOperation): void
 }
 
@@ -43,7 +43,8 @@ export function lastKnownMetrics ({ Counter }: Pick<PromClient, 'Counter'>, regi
   const copyStoreFailures = new Counter({
     name: 'bff_profile_copy_store_failures_total',
     help: 'Redis commands of the last-known store that failed or timed out, by operation (read, write, delete); ' +
-      'the request went on without them.',
+      'the request went on without them, and a failed delete is sent again until Redis confirms it ' +
+      '(each attempt counted).',
     labelNames: ['operation'] as const,
     registers
   })

@@ -9,6 +9,10 @@ export interface CopyStore {
   read (names: readonly string[], timeoutMs: number): Promise<Buffer | undefined>
   /** Best-effort, never awaited: the answer has already gone. The copy is the chunks' concatenation. */
   write (name: string, chunks: readonly Buffer[]): void
+  /**
+   * Deletes the copy under every name. Redis: retried until Redis confirms it (within bounds), and no copy under
+   * a name whose delete is pending is read meanwhile.
+   */
   delete (names: readonly string[]): void
   /** Bytes held in the process (memory), 0 for Redis. */
   readonly size: number
