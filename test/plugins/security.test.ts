@@ -2,12 +2,32 @@
 // off unless CORS_ORIGINS names origins, the front server's limits, and their configuration.
 import { connect } from 'node:net'
 import t from 'tap'
-import { API_CSP, DOCS_CSP, EXPOSED_HEADERS } from '../../src/plugins/external/security.ts'
+import { EXPOSED_HEADERS } from '../../src/plugins/external/security.ts'
 import { buildTestApp, configProblems } from '../helpers/build-app.ts'
 import { bearer } from '../helpers/tokens.ts'
 
 const APP_ORIGIN = 'https://app.dealer.example'
 const ADMIN_ORIGIN = 'http://localhost:5173'
+
+// The policies written out here, not imported: loosening the code's policy must fail this test.
+const API_CSP = {
+  'default-src': ["'none'"],
+  'base-uri': ["'none'"],
+  'form-action': ["'none'"],
+  'frame-ancestors': ["'none'"]
+}
+const DOCS_CSP = {
+  'default-src': ["'self'"],
+  'script-src': ["'self'"],
+  'style-src': ["'self'", "'unsafe-inline'"],
+  'img-src': ["'self'", 'data:'],
+  'font-src': ["'self'", 'data:'],
+  'connect-src': ["'self'"],
+  'object-src': ["'none'"],
+  'base-uri': ["'self'"],
+  'form-action': ["'self'"],
+  'frame-ancestors': ["'none'"]
+}
 
 /** A CSP header as directive -> sources. */
 function parseCsp (header: unknown): Record<string, string[]> {
