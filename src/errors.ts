@@ -177,7 +177,6 @@ export const errorCodes = [
   'RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE', 'UPSTREAM_TIMEOUT', 'UPSTREAM_BAD_RESPONSE', 'UPSTREAM_UNAVAILABLE',
   'REQUEST_TIMEOUT', 'HEADERS_TOO_LARGE', 'METHOD_NOT_ALLOWED', 'APP_UPDATE_REQUIRED', 'SIGNING_KEY_PENDING'
 ] as const
-export type ErrorCode = typeof errorCodes[number]
 
 /** The catalog's messages of a code (every language), for the tests that hold it complete. */
 export function messagesOf (code: string): Record<Language, unknown> | undefined {

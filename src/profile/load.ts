@@ -14,7 +14,7 @@ import type { LastKnown, LastKnownEntry, SectionTimes } from './last-known/last-
 import type { ProfileObserver } from './observer.ts'
 
 /** Where an answer's data came from: the upstream, partly the copy, or all a copy within PROFILE_FRESH_S. */
-export type Freshness = 'fresh' | 'stale' | 'cached'
+type Freshness = 'fresh' | 'stale' | 'cached'
 
 /** A profile ready to send: shared read-only by every request of one single-flight run. */
 export interface LoadedProfile {

@@ -26,12 +26,12 @@ import { secretRedactor, type Redactor } from '../redaction.ts'
 export const consoleSchemas: TSchema[] = [ConsoleRequest, ConsoleAnswer]
 
 export const CONSOLE_BODY_LIMIT = 16 * 1024
-export const CONSOLE_KEY_HEADER = 'x-console-key'
+const CONSOLE_KEY_HEADER = 'x-console-key'
 // No registered scheme exists for an API key header; the challenge names the header to send.
-export const CONSOLE_CHALLENGE = `${CONSOLE_KEY_HEADER} realm="request-console"`
+const CONSOLE_CHALLENGE = `${CONSOLE_KEY_HEADER} realm="request-console"`
 
 /** The subject of a console call in the audit log: the uid_client hashed, so the log holds no client id. */
-export function auditSubject (uidClient: string): string {
+function auditSubject (uidClient: string): string {
   return createHash('sha256').update(uidClient.toUpperCase()).digest('hex').slice(0, 32)
 }
 
@@ -44,7 +44,7 @@ type ValidationResult = { value: unknown } | { error: FastifySchemaValidationErr
  * Validates the body against the union, and when it fails explains it against the one variant the
  * caller meant (by `operation`), so the message names the bad field instead of every variant's misses.
  */
-export function consoleRequestValidator (): (value: unknown) => ValidationResult {
+function consoleRequestValidator (): (value: unknown) => ValidationResult {
   const whole = Compile(ConsoleRequest)
   const byOperation = new Map(operationNames.map((name, i) => [name as string, Compile(consoleRequestVariants[i]!)]))
   return value => {

@@ -30,7 +30,7 @@ export type CallerClaims = Static<typeof CallerClaims>
 export type JwtAlgorithm = 'HS256' | KeyAlgorithm
 
 /** Tolerated clock difference between the token issuer and us, for `exp` and `nbf`. */
-export const CLOCK_TOLERANCE_MS = 30_000
+const CLOCK_TOLERANCE_MS = 30_000
 // Longer than any token we issue carries; refused before any decoding work.
 const MAX_TOKEN_LENGTH = 4096
 
@@ -81,7 +81,7 @@ function isTokenError (error: unknown): error is { code: string } {
 type ClaimsConfig = Pick<Config, 'AUTH_JWT_ISSUER' | 'AUTH_JWT_AUDIENCE' | 'AUTH_JWT_MAX_AGE_S'>
 
 /** fast-jwt's verification options: the key's algorithms, the claims a token must carry, its longest life. */
-export function verifyOptions (config: ClaimsConfig, algorithms: JwtAlgorithm[]) {
+function verifyOptions (config: ClaimsConfig, algorithms: JwtAlgorithm[]) {
   const { AUTH_JWT_ISSUER: issuer, AUTH_JWT_AUDIENCE: audience } = config
   return {
     algorithms,

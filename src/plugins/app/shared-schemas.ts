@@ -45,7 +45,7 @@ export function collectShared (roots: TSchema[]): TSchema[] {
   return [...found.values()]
 }
 
-export interface SharedSchemasOptions { roots: TSchema[] }
+interface SharedSchemasOptions { roots: TSchema[] }
 
 export default fp<SharedSchemasOptions>(async function sharedSchemas (fastify, { roots }) {
   for (const schema of collectShared([ErrorBody, ...roots])) fastify.addSchema(toRefs(schema))

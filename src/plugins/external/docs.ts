@@ -13,7 +13,7 @@ import { ref } from '../app/shared-schemas.ts'
 
 export const DOCS_PREFIX = '/docs'
 
-export const openapiInfo = {
+const openapiInfo = {
   title: 'Dealer profile BFF',
   version: pkg.version,
   description: [

@@ -71,18 +71,18 @@ const ALLOWED_HEADERS = [
 const PREFLIGHT_MAX_AGE_S = 600
 
 /** CORS_ORIGINS as a list; empty when unset. */
-export function corsOrigins (value: string | undefined): string[] {
+function corsOrigins (value: string | undefined): string[] {
   return value === undefined ? [] : value.split(',').map(origin => origin.trim())
 }
 
 /** What helmet does to an answer, as a list: the headers it sets (in order) and those it removes. */
-export interface HeaderSet { set: Array<[string, string]>, remove: string[] }
+interface HeaderSet { set: Array<[string, string]>, remove: string[] }
 
 /**
  * Runs helmet's middleware once on a recording answer: our options are constants and its headers depend on nothing
  * in the request (@fastify/helmet rebuilds helmet per request; docs/performance.md, register: Helmet).
  */
-export function helmetHeaders (csp: Record<string, string[]>): HeaderSet {
+function helmetHeaders (csp: Record<string, string[]>): HeaderSet {
   const headers: HeaderSet = { set: [], remove: [] }
   const recorder = {
     setHeader (name: string, value: string) { headers.set.push([name, value]) },

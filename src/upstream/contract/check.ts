@@ -8,7 +8,7 @@ import { operations, operationNames, type OperationName } from '../../../schemas
 export interface ContractError { path: string, message: string }
 
 /** At most this many violations are reported per answer: enough to diagnose, bounded in work. */
-export const MAX_CONTRACT_ERRORS = 20
+const MAX_CONTRACT_ERRORS = 20
 
 /** A compiled check that lists what is wrong as JSON-pointer paths. */
 export interface ContractCheck {
