@@ -22,6 +22,7 @@ import { isUpstreamError } from '../upstream/errors.ts'
 import { operationNames } from '../../schemas/operations.ts'
 import { pickTracingHeaders } from '../upstream/transport/tracing-headers.ts'
 import { secretRedactor, type Redactor } from '../redaction.ts'
+import { pointerToken } from '../json-schema.ts'
 
 export const consoleSchemas: TSchema[] = [ConsoleRequest, ConsoleAnswer]
 
@@ -64,8 +65,6 @@ function consoleRequestValidator (): (value: unknown) => ValidationResult {
 function problem (instancePath: string, keyword: string, message: string): FastifySchemaValidationError {
   return { instancePath, keyword, message, schemaPath: '#', params: {} }
 }
-
-const pointerToken = (name: string) => name.replaceAll('~', '~0').replaceAll('/', '~1')
 
 /** One error per extra property, at its own path, instead of TypeBox's pair of generic ones. */
 function readable (errors: FastifySchemaValidationError[]): FastifySchemaValidationError[] {

@@ -2,7 +2,7 @@
 import { Type } from 'typebox'
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { ServiceUnavailableError } from '../errors.ts'
+import { KEY_SET_NOT_LOADED, ServiceUnavailableError } from '../errors.ts'
 import { errorResponse } from '../plugins/external/docs.ts'
 import { REDIS_STATES } from '../shared-redis.ts'
 import { ref } from '../plugins/app/shared-schemas.ts'
@@ -20,7 +20,6 @@ const Ready = Type.Object({
 export const healthSchemas = [Live, Ready]
 
 const SHUTTING_DOWN = 'The service is shutting down'
-const KEY_SET_NOT_LOADED = 'The identity provider\'s key set has not loaded yet'
 
 const health: FastifyPluginAsyncTypebox = async (fastify) => {
   // Set when shutdown starts, so the balancer stops sending traffic while in-flight requests finish.

@@ -15,7 +15,7 @@ import { KEY_SET_ALGORITHMS, type KeyAlgorithm } from '../../auth/jwk.ts'
 import { keySetMetrics, RemoteKeySet } from '../../auth/key-set.ts'
 import { issuedInTheFuture } from '../../auth/token-time.ts'
 import type { Config } from '../../config.ts'
-import { ServiceUnavailableError, SigningKeyPendingError, UnauthorizedError } from '../../errors.ts'
+import { KEY_SET_NOT_LOADED, ServiceUnavailableError, SigningKeyPendingError, UnauthorizedError } from '../../errors.ts'
 import { metricsOf } from './metrics.ts'
 
 /** The claims a caller's token must carry; others are ignored. */
@@ -106,8 +106,6 @@ function verifyOptions (config: ClaimsConfig, algorithms: JwtAlgorithm[]) {
 class KeySetRefusal extends Error {}
 
 const KEY_SET_ALGORITHM_NAMES = new Set<string>(KEY_SET_ALGORITHMS)
-const NOT_LOADED = 'The identity provider\'s key set has not loaded yet'
-
 /** The `alg` and `kid` of a token's protected header; a KeySetRefusal when it has no usable one. */
 function protectedHeader (token: string): { alg: string, kid: string } {
   const dot = token.indexOf('.')
@@ -126,7 +124,7 @@ function keySetVerifier (keySet: RemoteKeySet) {
     const found = await keySet.keyAfterRefresh(kid)
     if ('key' in found) return found.key.verify(token)
     // Not the caller's fault: no one can be verified yet, so no token is called invalid.
-    if (!keySet.loaded) throw new ServiceUnavailableError(NOT_LOADED)
+    if (!keySet.loaded) throw new ServiceUnavailableError(KEY_SET_NOT_LOADED)
     if ('unpublished' in found) throw new KeySetRefusal()
     // Perhaps a key published since the last refresh: the app retries a 503, while a 401 signs the user out.
     const seconds = String(Math.max(1, Math.ceil(found.retryAfterMs / 1000)))

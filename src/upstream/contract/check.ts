@@ -4,6 +4,7 @@ import type { TSchema } from 'typebox'
 import { passThroughPaths, type SchemaPath } from './depth.ts'
 import { useFastFormats } from './formats.ts'
 import { operations, operationNames, type OperationName } from '../../../schemas/operations.ts'
+import { pointerToken } from '../../json-schema.ts'
 
 export interface ContractError { path: string, message: string }
 
@@ -19,8 +20,6 @@ export interface ContractCheck {
 }
 
 type SchemaNode = Record<string, unknown>
-
-const pointerToken = (name: string) => name.replaceAll('~', '~0').replaceAll('/', '~1')
 
 /** The JSON kind of a value, as a schema's `type` names it. */
 function kindOf (value: unknown): string {
