@@ -187,11 +187,6 @@ const PROBE_CALLERS = 2
 /** A `breaker_open` refusal, with the seconds until a probe may go through (its answer's Retry-After). */
 type BreakerRefusal = UpstreamError & { retryAfterS: number }
 
-/** The Retry-After of a refusal by an open breaker; undefined for any other error. */
-export function retryAfterOf (error: unknown): number | undefined {
-  return isUpstreamError(error) && error.reason === 'breaker_open' ? (error as Partial<BreakerRefusal>).retryAfterS : undefined
-}
-
 /** What admit() hands a call: NOT_PROBE, or the epoch of the probe it is (a probe outdated by then changes nothing). */
 export type Admission = number
 export const NOT_PROBE: Admission = -1
