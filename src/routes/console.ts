@@ -7,7 +7,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { TSchema } from 'typebox'
 import { Compile } from 'typebox/compile'
 import { ConsoleAnswer, ConsoleRequest, consoleRequestVariants } from '../../schemas/console.ts'
-import { consoleOperatorCheck } from '../auth/key-check.ts'
+import { CONSOLE_KEY_HEADER, consoleOperatorCheck } from '../auth/key-check.ts'
 import { consoleOperators, type Config } from '../config.ts'
 import {
   BadRequestError, InternalError, PayloadTooLargeError, RateLimitedError, ServiceUnavailableError, UnauthorizedError,
@@ -27,7 +27,6 @@ import { pointerToken } from '../json-schema.ts'
 export const consoleSchemas: TSchema[] = [ConsoleRequest, ConsoleAnswer]
 
 export const CONSOLE_BODY_LIMIT = 16 * 1024
-const CONSOLE_KEY_HEADER = 'x-console-key'
 // No registered scheme exists for an API key header; the challenge names the header to send.
 const CONSOLE_CHALLENGE = `${CONSOLE_KEY_HEADER} realm="request-console"`
 

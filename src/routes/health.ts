@@ -19,6 +19,10 @@ const Ready = Type.Object({
 
 export const healthSchemas = [Live, Ready]
 
+/** The probes' paths (the load balancer's and the orchestrator's). */
+export const LIVE_PATH = '/health/live'
+export const READY_PATH = '/health/ready'
+
 const SHUTTING_DOWN = 'The service is shutting down'
 
 const health: FastifyPluginAsyncTypebox = async (fastify) => {
@@ -29,12 +33,12 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
   const redis = fastify.hasDecorator('redis') ? fastify.redis : null
   const keySet = fastify.hasDecorator('keySet') ? fastify.keySet : null
 
-  fastify.get('/health/live', {
+  fastify.get(LIVE_PATH, {
     schema: { operationId: 'getLiveness', tags: ['health'], summary: 'Liveness: the process is up', security: [], response: { 200: ref(Live) } },
     logLevel: 'warn'
   }, async () => ({ status: 'ok' as const }))
 
-  fastify.get('/health/ready', {
+  fastify.get(READY_PATH, {
     schema: {
       operationId: 'getReadiness',
       tags: ['health'],

@@ -6,6 +6,7 @@ import cors from '@fastify/cors'
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { FastifyHttpOptions, FastifyReply } from 'fastify'
 import helmet from 'helmet'
+import { CONSOLE_KEY_HEADER } from '../../auth/key-check.ts'
 import { trustProxySetting, type Config } from '../../config.ts'
 import { DOCS_PREFIX } from './docs.ts'
 
@@ -66,7 +67,7 @@ export const EXPOSED_HEADERS = [
 ]
 // What the app and the console send; bearer tokens and keys travel in headers, never in cookies.
 const ALLOWED_HEADERS = [
-  'authorization', 'content-type', 'x-console-key', 'x-request-id', 'traceparent', 'tracestate', 'baggage'
+  'authorization', 'content-type', CONSOLE_KEY_HEADER, 'x-request-id', 'traceparent', 'tracestate', 'baggage'
 ]
 const PREFLIGHT_MAX_AGE_S = 600
 
