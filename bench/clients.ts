@@ -6,21 +6,20 @@ import * as fixture from '../schemas/fixtures.ts'
 import { ivanov, petrova, type SeededClient } from '../sandbox/seed.ts'
 
 /** At least one per connection of the largest scenario (200), fewer than the service's 1000 cached tokens. */
-export const BENCH_CLIENT_COUNT = 500
+const BENCH_CLIENT_COUNT = 500
 /** More active clients than the verified-token cache holds (1000): a real deployment's (scenario m). */
-export const MANY_CLIENT_COUNT = 5000
+const MANY_CLIENT_COUNT = 5000
 /** Heavy users of the marketplace app: this many viewed cars in the passport answer (about 106 KB). */
-export const LARGE_VIEWED_CARS = 300
+const LARGE_VIEWED_CARS = 300
 /** Two per connection of the large-profile scenario (50): the sandbox holds each one's answer. */
-export const LARGE_CLIENT_COUNT = 100
+const LARGE_CLIENT_COUNT = 100
 
-/** The clients each profile scenario sends: which records, how many distinct identities. */
-export const CLIENT_SETS = {
-  default: `${BENCH_CLIENT_COUNT} clients, 1 or 3 viewed cars (fit in the verified-token cache)`,
-  many: `${MANY_CLIENT_COUNT} clients, 1 or 3 viewed cars (more than the verified-token cache holds)`,
-  large: `${LARGE_CLIENT_COUNT} clients, ${LARGE_VIEWED_CARS} viewed cars each`
-} as const
-export type ClientSetName = keyof typeof CLIENT_SETS
+/**
+ * The clients each profile scenario sends: `default` BENCH_CLIENT_COUNT clients of 1 or 3 viewed cars (they fit in
+ * the verified-token cache), `many` MANY_CLIENT_COUNT of them (more than the cache holds), `large`
+ * LARGE_CLIENT_COUNT clients of LARGE_VIEWED_CARS viewed cars each.
+ */
+export type ClientSetName = 'default' | 'many' | 'large'
 
 /** Upper-case, as the upstream writes them; the prefix keeps clear of the fixtures' identities. */
 const uidOf = (prefix: string, i: number) => `${prefix}-0000-4000-8000-${i.toString(16).toUpperCase().padStart(12, '0')}`
@@ -41,7 +40,7 @@ function underIdentity (base: SeededClient, label: string, uid: string, login: s
 }
 
 /** Client `i`: IVANOV's record for even i (no bonuses), PETROVA's for odd i (bonuses), with its own identity. */
-export function benchClient (i: number): SeededClient {
+function benchClient (i: number): SeededClient {
   return underIdentity(i % 2 === 0 ? ivanov : petrova, `BENCH-${i}`, uidOf('B0000000', i), `7900${String(i).padStart(7, '0')}`)
 }
 
@@ -55,7 +54,7 @@ export function benchLargeClient (i: number, viewedCars = LARGE_VIEWED_CARS): Se
   return client
 }
 
-export function benchClients (count = BENCH_CLIENT_COUNT): SeededClient[] {
+function benchClients (count = BENCH_CLIENT_COUNT): SeededClient[] {
   return Array.from({ length: count }, (_, i) => benchClient(i))
 }
 

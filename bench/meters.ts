@@ -33,13 +33,13 @@ export interface ProcessStats {
  * Where a process's CPU goes: the main thread (JavaScript, and the system calls it makes), V8's worker threads
  * (concurrent and parallel garbage collection, background compilation) and libuv's pool (zlib, crypto, fs).
  */
-export interface ThreadCpu { mainUser: number, mainSystem: number, v8: number, libuv: number, other: number }
+interface ThreadCpu { mainUser: number, mainSystem: number, v8: number, libuv: number, other: number }
 
 // Linux's USER_HZ: /proc reports thread times in these ticks.
 const TICK_US = 10_000
 
 /** Each thread's user and system time from /proc/self/task/<tid>/stat, summed by what the thread is. */
-export function threadCpu (): ThreadCpu | null {
+function threadCpu (): ThreadCpu | null {
   let tids: string[]
   try { tids = readdirSync('/proc/self/task') } catch { return null }
   const sum: ThreadCpu = { mainUser: 0, mainSystem: 0, v8: 0, libuv: 0, other: 0 }

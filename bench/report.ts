@@ -20,7 +20,7 @@ export interface Shape {
 }
 
 /** service: npm start's code and settings; floor: bench/floor.ts, same flags; reference: the floor, Node's defaults. */
-export type Role = 'service' | 'floor' | 'reference' | 'option' | 'ab'
+type Role = 'service' | 'floor' | 'reference' | 'option' | 'ab'
 
 export interface Scenario {
   id: string
@@ -59,7 +59,7 @@ export interface Run {
   tlsPer1000: number | null
 }
 
-export interface Spread { median: number, min: number, max: number }
+interface Spread { median: number, min: number, max: number }
 
 export interface Summary {
   id: string
@@ -92,15 +92,15 @@ export interface Summary {
 
 export interface Target { what: string, limit: string, measured: string, pass: boolean, informational?: true }
 
-export const RSS_BUDGET_MIB = 384
-export const THROUGHPUT_FLOOR = 0.85
+const RSS_BUDGET_MIB = 384
+const THROUGHPUT_FLOOR = 0.85
 const PROFILES_PER_SECOND = 200
 const GIB_PER_VCPU = 9
 
-export const costIndex = (cpuUs: number, peakRssMiB: number) =>
+const costIndex = (cpuUs: number, peakRssMiB: number) =>
   cpuUs * PROFILES_PER_SECOND / 1e6 + peakRssMiB / 1024 / GIB_PER_VCPU
 
-export function median (values: number[]): number {
+function median (values: number[]): number {
   const sorted = [...values].sort((x, y) => x - y)
   const mid = sorted.length >> 1
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
@@ -159,7 +159,7 @@ export function summarise (scenarios: Scenario[], runs: Run[], peakRss: Record<s
 }
 
 const fixed = (value: number, digits = 0) => value.toFixed(digits)
-export const withSpread = (s: Spread | null, digits = 0, unit = '') => s === null
+const withSpread = (s: Spread | null, digits = 0, unit = '') => s === null
   ? '–'
   : s.min === s.max
     ? `${fixed(s.median, digits)}${unit}`
@@ -255,7 +255,7 @@ function row (s: Summary): string[] {
 }
 
 /** A table as Markdown (for docs/performance.md) or fixed-width text (for the terminal). */
-export function table (header: string[], body: string[][], markdown: boolean): string {
+function table (header: string[], body: string[][], markdown: boolean): string {
   if (markdown) {
     const line = (cells: string[]) => `| ${cells.join(' | ')} |`
     return [line(header), line(header.map(() => '---')), ...body.map(line)].join('\n')

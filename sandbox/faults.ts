@@ -23,14 +23,14 @@ export type Fault =
  * A fault, or a function choosing one per request: the soak's random faults, or a test's choice by the
  * request's headers (the x-request-id the service forwards names one caller's requests).
  */
-export type FaultScript = Fault | ((operation: OperationName, headers: IncomingHttpHeaders) => Fault)
+type FaultScript = Fault | ((operation: OperationName, headers: IncomingHttpHeaders) => Fault)
 
 export const MiB = 1024 * 1024
 
 /** What a huge answer got to send before the client stopped reading. */
-export interface HugeReport { operation: OperationName, bytesWritten: number, complete: boolean }
+interface HugeReport { operation: OperationName, bytesWritten: number, complete: boolean }
 
-export interface RecordedRequest { method: string, url: string, headers: IncomingHttpHeaders }
+interface RecordedRequest { method: string, url: string, headers: IncomingHttpHeaders }
 
 export interface FaultUpstream {
   url: string

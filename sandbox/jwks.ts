@@ -7,7 +7,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { PrivateJwk } from './sign.ts'
 
-export const KEY_SET_PATH = '/realms/sandbox/protocol/openid-connect/certs'
+const KEY_SET_PATH = '/realms/sandbox/protocol/openid-connect/certs'
 
 export interface SandboxKeySet {
   /** The key set's URL, for AUTH_JWKS_URL. */

@@ -4,7 +4,7 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 
-export interface OtlpExport { path: string, contentType: string | undefined, body: Buffer }
+interface OtlpExport { path: string, contentType: string | undefined, body: Buffer }
 
 export interface OtlpReceiver {
   /** Base URL for OTEL_EXPORTER_OTLP_ENDPOINT, e.g. `http://127.0.0.1:39123`. */

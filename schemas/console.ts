@@ -34,12 +34,12 @@ export const ConsoleRequest = Type.Unsafe<Static<Variant>>(Type.Union(consoleReq
   examples: operationNames.map(name => ({ operation: name, params: firstExample(operations[name].params) }))
 }))
 
-export const ConsoleRedirect = Type.Object({
+const ConsoleRedirect = Type.Object({
   status: Type.Integer({ description: 'The 307/308 status the upstream answered.', examples: [307] }),
   location: Type.String({ description: 'The Location it named, as received.', examples: ['/bc_api_web_service/discount/'] })
 }, { additionalProperties: false })
 
-export const ConsoleContractError = Type.Object({
+const ConsoleContractError = Type.Object({
   path: Type.String({ description: 'JSON pointer into `body`; `/` for the whole answer.', examples: ['/data/contacts/0/id'] }),
   message: Type.String({ examples: ['must match format "uuid"'] })
 }, { additionalProperties: false })

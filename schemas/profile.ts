@@ -30,7 +30,7 @@ export const DegradedSection = Type.Enum(degradableSections, {
 })
 
 /** The sections a last-known copy can stand in for, in the order `stale` lists them. */
-export const staleSections = ['passport', 'discount', 'contractor'] as const
+const staleSections = ['passport', 'discount', 'contractor'] as const
 
 export const StaleSection = Type.Enum(staleSections, {
   description: 'A profile section answered from the client\'s last good copy: `passport` is the client and its cars.'

@@ -11,7 +11,7 @@ import { ConfigSchema } from '../src/config.ts'
 export const DEFAULT_RUNBOOK_URL = 'https://github.com/example/dealer-profile-bff/blob/main/docs/runbook.md'
 
 /** An alert's runbook entry: the runbook's address and the entry's anchor (the alert's name in lower case). */
-export const runbookLink = (runbookUrl: string, alertName: string) => `${runbookUrl}#${alertName.toLowerCase()}`
+const runbookLink = (runbookUrl: string, alertName: string) => `${runbookUrl}#${alertName.toLowerCase()}`
 
 /** Share of profile requests that must not fail with a 5xx, over 30 days. */
 export const AVAILABILITY_OBJECTIVE = 0.995
@@ -34,7 +34,7 @@ const KEY_SET_REFRESH_S = (ConfigSchema.properties.AUTH_JWKS_REFRESH_S as { defa
 /** A key set older than this while its refreshes fail alerts: a key the provider rotated in is not known. */
 export const KEY_SET_MAX_AGE_S = 3600
 
-export type Severity = 'critical' | 'warning'
+type Severity = 'critical' | 'warning'
 
 export interface AlertRule {
   alert: string
@@ -43,8 +43,8 @@ export interface AlertRule {
   labels: { severity: Severity, [name: string]: string }
   annotations: { summary: string, description: string, runbook_url: string }
 }
-export interface RecordingRule { record: string, expr: string }
-export type Rule = AlertRule | RecordingRule
+interface RecordingRule { record: string, expr: string }
+type Rule = AlertRule | RecordingRule
 export interface RuleGroup { name: string, rules: Rule[] }
 
 function alert (

@@ -26,7 +26,7 @@ import { withTraceLogFields } from './tracing/log-fields.ts'
 import serverSpans from './tracing/server-spans.ts'
 import { activeTracer } from './tracing/tracer.ts'
 import consoleRoute, { consoleSchemas } from './routes/console.ts'
-import health, { healthSchemas } from './routes/health.ts'
+import health, { healthSchemas, LIVE_PATH, READY_PATH } from './routes/health.ts'
 import profile, { profileSchemas } from './routes/profile.ts'
 
 export interface AppOverrides {
@@ -42,7 +42,7 @@ export interface AppOverrides {
 }
 
 // Probes and scrapes arrive every few seconds from machines, not people: they get no span.
-const UNTRACED: ReadonlySet<string> = new Set(['/health/live', '/health/ready', METRICS_PATH])
+const UNTRACED: ReadonlySet<string> = new Set([LIVE_PATH, READY_PATH, METRICS_PATH])
 
 export async function buildApp (config: Config, overrides: AppOverrides = {}) {
   // Tracing was started (or not) before the app was imported (server.ts); read once, here.

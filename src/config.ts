@@ -95,9 +95,6 @@ export const ConfigSchema = Type.Object({
 
 export type Config = Static<typeof ConfigSchema>
 
-/** The options a test or the dev runner passes: defaults filled in for what it leaves out. */
-export type ConfigInput = Partial<Config> & Pick<Config, 'UPSTREAM_URL' | 'PASSPORT_API_KEY' | 'DEALER_API_KEY'>
-
 export class ConfigError extends Error {
   readonly problems: string[]
   constructor (problems: string[]) {
@@ -201,7 +198,7 @@ export function trustProxySetting (value: string | undefined): boolean | string[
 }
 
 /** The variables that say how callers' tokens are verified; exactly one of them is set. */
-export const VERIFICATION_KEY_VARIABLES = ['AUTH_JWT_SECRET', 'AUTH_JWT_PUBLIC_KEY', 'AUTH_JWKS_URL'] as const
+const VERIFICATION_KEY_VARIABLES = ['AUTH_JWT_SECRET', 'AUTH_JWT_PUBLIC_KEY', 'AUTH_JWKS_URL'] as const
 
 function verificationKeyProblems (data: Record<string, string | undefined>): string[] {
   const set = VERIFICATION_KEY_VARIABLES.filter(name => data[name] !== undefined)

@@ -21,6 +21,9 @@ const SECONDS_RU: Record<string, string> = { one: 'секунду', few: 'сек
 const secondsRu = (n: number) => `${n} ${SECONDS_RU[russianPlural.select(n)]!}`
 const secondsEn = (n: number) => `${n} second${n === 1 ? '' : 's'}`
 
+/** SERVICE_UNAVAILABLE's detail while the identity provider's key set has not loaded: no token can be verified. */
+export const KEY_SET_NOT_LOADED = 'The identity provider\'s key set has not loaded yet'
+
 /**
  * The texts an error with a free detail (BAD_REQUEST, UNAUTHORIZED, SERVICE_UNAVAILABLE) is thrown with,
  * by their English text (the key, as gettext's msgid is), and each code's text for a detail not listed.
@@ -62,7 +65,7 @@ export const details = {
     { en: 'The service is overloaded; retry later', ru: 'Сервис перегружен, повторите попытку позже' },
     { en: 'The service is shutting down', ru: 'Сервис завершает работу, повторите попытку позже' },
     {
-      en: 'The identity provider\'s key set has not loaded yet',
+      en: KEY_SET_NOT_LOADED,
       ru: 'Ключи для проверки входа ещё не загружены, повторите попытку позже'
     }
   ]
@@ -177,7 +180,6 @@ export const errorCodes = [
   'RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE', 'UPSTREAM_TIMEOUT', 'UPSTREAM_BAD_RESPONSE', 'UPSTREAM_UNAVAILABLE',
   'REQUEST_TIMEOUT', 'HEADERS_TOO_LARGE', 'METHOD_NOT_ALLOWED', 'APP_UPDATE_REQUIRED', 'SIGNING_KEY_PENDING'
 ] as const
-export type ErrorCode = typeof errorCodes[number]
 
 /** The catalog's messages of a code (every language), for the tests that hold it complete. */
 export function messagesOf (code: string): Record<Language, unknown> | undefined {

@@ -5,7 +5,7 @@ import sonicBoom from 'sonic-boom'
 import type { Config } from './config.ts'
 
 /** Paths pino censors: callers' tokens and keys, upstream keys, cookies. */
-export const REDACT_PATHS = [
+const REDACT_PATHS = [
   'req.headers.authorization',
   'req.headers["x-authorization"]',
   'req.headers["x-console-key"]',
@@ -48,7 +48,7 @@ export class AccessLogController extends LogController {
 }
 
 /** Lines held while stdout's reader is behind; past this, new lines are dropped instead of held in memory. */
-export const LOG_BACKLOG_MAX_BYTES = 4 * 1024 * 1024
+const LOG_BACKLOG_MAX_BYTES = 4 * 1024 * 1024
 
 /** Where pino writes: `write` takes one line and never blocks nor throws. */
 export interface LogDestination { write (line: string): void }

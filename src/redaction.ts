@@ -5,7 +5,7 @@
 const REDACTED = '[redacted]'
 // 12 characters of a key (48 bits of a hex key) never occur by chance in an answer, and any echo of all but
 // a few characters, or either part of a split key of 23 characters or more, holds such a window.
-export const SECRET_WINDOW = 12
+const SECRET_WINDOW = 12
 // A window with fewer distinct characters (`0000-0000000`) says nothing about a key: ordinary data has those.
 const MIN_DISTINCT = 5
 // Three rounds undo double and triple encoding and an encoding inside another; more would only cost time.
@@ -46,7 +46,7 @@ function decodedRuns (text: string): string[] {
 }
 
 /** The text and every decoded form of it, each folded. */
-export function normalizedForms (text: string): string[] {
+function normalizedForms (text: string): string[] {
   const forms = new Set([fold(text)])
   if (text.length > MAX_DECODED_LENGTH) return [...forms]
   let round = [text]

@@ -4,6 +4,7 @@
 // nullable T (it would run an ajv validator of each branch on every write), and a profile with a long list is
 // written field by field and that list item by item, so that no piece is a large two-byte string.
 import fastJsonStringify from 'fast-json-stringify'
+import { VALUE_KEYWORDS } from './json-schema.ts'
 
 type SchemaNode = Record<string, unknown>
 type Write = (value: unknown) => string
@@ -11,8 +12,6 @@ type Write = (value: unknown) => string
 /** A list with this many items or more is written item by item. */
 export const PIECEWISE_ITEMS = 64
 
-// Values, not schemas: left as they are.
-const VALUE_KEYS = new Set(['examples', 'default', 'const', 'enum'])
 // Keywords fast-json-stringify acts on before it reads `nullable`: a branch with one is left as anyOf.
 const COMBINATORS = ['anyOf', 'oneOf', 'allOf', 'if']
 
@@ -38,7 +37,7 @@ export function nullableForSerializer<T> (schema: T, shared: Record<string, unkn
   if (!isObject(schema)) return schema
   const out: SchemaNode = {}
   for (const [key, value] of Object.entries(schema)) {
-    out[key] = VALUE_KEYS.has(key) ? value : nullableForSerializer(value, shared)
+    out[key] = VALUE_KEYWORDS.has(key) ? value : nullableForSerializer(value, shared)
   }
   const anyOf = out.anyOf
   if (Array.isArray(anyOf) && anyOf.length === 2) {

@@ -10,7 +10,7 @@ import type { Config } from './config.ts'
 
 /** `connecting` until the first connection, `up` while it answers, `down` while unreachable or slow. */
 export const REDIS_STATES = ['connecting', 'up', 'down'] as const
-export type RedisState = typeof REDIS_STATES[number]
+type RedisState = typeof REDIS_STATES[number]
 
 export interface SharedRedis {
   readonly client: Redis
@@ -31,7 +31,7 @@ const PROBE_INTERVAL_MS = 1000
 const MAX_RECONNECT_DELAY_MS = 2000
 
 /** Reconnect soon at first, then every two seconds, forever: Redis may come back at any time. */
-export function reconnectDelay (attempt: number): number {
+function reconnectDelay (attempt: number): number {
   return Math.min(attempt * 100, MAX_RECONNECT_DELAY_MS)
 }
 

@@ -10,7 +10,7 @@ export type KeyAlgorithm = 'RS256' | 'PS256' | 'ES256' | 'EdDSA'
 export const KEY_SET_ALGORITHMS: readonly KeyAlgorithm[] = ['RS256', 'PS256', 'ES256', 'EdDSA']
 
 /** RSA keys shorter than this are refused, as for AUTH_JWT_PUBLIC_KEY. */
-export const MIN_RSA_BITS = 2048
+const MIN_RSA_BITS = 2048
 
 export interface PublicKeyOfSet {
   kid: string
@@ -24,7 +24,7 @@ export interface PublicKeyOfSet {
 /** A member of the set this service does not use and need not report (an encryption key, say). */
 export class IgnoredKey extends Error {}
 /** A member meant for signatures that cannot be used: reported, then skipped. */
-export class MalformedKey extends Error {}
+class MalformedKey extends Error {}
 
 type Member = Record<string, unknown>
 

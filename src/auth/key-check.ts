@@ -2,6 +2,9 @@
 // that guard with a key, so neither imports the other.
 import { createHash, timingSafeEqual } from 'node:crypto'
 
+/** The header an operator sends the console key in. */
+export const CONSOLE_KEY_HEADER = 'x-console-key'
+
 const sha256 = (value: string) => createHash('sha256').update(value).digest()
 
 /**

@@ -7,15 +7,15 @@ import { Agent, request } from 'undici'
 import { IgnoredKey, publicKeyOfSet, type KeyAlgorithm, type PublicKeyOfSet } from './jwk.ts'
 
 /** A provider answers in well under this; a hung one must not hold a refresh (or a waiting request). */
-export const FETCH_TIMEOUT_MS = 5000
+const FETCH_TIMEOUT_MS = 5000
 /** Key sets are a few KiB; anything this large is not one. */
-export const MAX_KEY_SET_BYTES = 256 * 1024
+const MAX_KEY_SET_BYTES = 256 * 1024
 /** Members beyond this many are not read. */
-export const MAX_KEYS = 100
+const MAX_KEYS = 100
 /** Longest wait between two early refreshes (shorter when the refresh period is). */
-export const EARLY_REFRESH_COOLDOWN_MS = 30_000
+const EARLY_REFRESH_COOLDOWN_MS = 30_000
 /** Before the first set has loaded, retries back off up to this (or the refresh period when shorter). */
-export const FIRST_LOAD_MAX_BACKOFF_MS = 30_000
+const FIRST_LOAD_MAX_BACKOFF_MS = 30_000
 const MAX_DELAY_MS = 86_400_000
 
 /** One usable key: verifies a token whose header names it. */
@@ -44,7 +44,7 @@ export interface KeySetOptions {
 export type KeyLookup = { key: SetKey } | { unpublished: true } | { retryAfterMs: number }
 
 /** Kids waiting for a refresh to say whether they are published; more are forgotten oldest first. */
-export const MAX_PENDING_KIDS = 1000
+const MAX_PENDING_KIDS = 1000
 
 /** Why a refresh failed, in words safe to log (never the provider's answer). */
 class RefreshFailure extends Error {}

@@ -2,7 +2,7 @@
 // then the discount and contractor lookups in parallel, all under one time budget. When fresh data
 // cannot be had, the client's last-known copy stands in (last-known/), within the same budget.
 import type { FastifyBaseLogger } from 'fastify'
-import type { DegradedSection, Profile, StaleSection } from '../../schemas/profile.ts'
+import { degradableSections, type DegradedSection, type Profile, type StaleSection } from '../../schemas/profile.ts'
 import { ClientNotFoundError } from '../errors.ts'
 import type { Caller } from '../auth/caller.ts'
 import type { CallOptions, UpstreamClient } from '../upstream/client.ts'
@@ -14,7 +14,7 @@ import type { LastKnown, LastKnownEntry, SectionTimes } from './last-known/last-
 import type { ProfileObserver } from './observer.ts'
 
 /** Where an answer's data came from: the upstream, partly the copy, or all a copy within PROFILE_FRESH_S. */
-export type Freshness = 'fresh' | 'stale' | 'cached'
+type Freshness = 'fresh' | 'stale' | 'cached'
 
 /** A profile ready to send: shared read-only by every request of one single-flight run. */
 export interface LoadedProfile {
@@ -149,7 +149,7 @@ function fromCopy (lastKnown: LastKnown, observer: ProfileObserver, copy: LastKn
   const part = copy.passport!.value
   const sections: DealerSections = { discount: null, contractor: null, degraded: [] }
   const stale: StaleSection[] = ['passport']
-  for (const section of ['discount', 'contractor'] as const) {
+  for (const section of degradableSections) {
     const standIn = copy[section]
     if (standIn === undefined) {
       sections.degraded.push(section)

@@ -66,5 +66,3 @@ export function createSingleFlight<T> () {
     get size () { return runs.size }
   }
 }
-
-export type SingleFlight<T> = ReturnType<typeof createSingleFlight<T>>

@@ -76,5 +76,3 @@ export function profileSpans (tracer: Tracer) {
     }
   }
 }
-
-export type ProfileSpans = ReturnType<typeof profileSpans>

@@ -7,7 +7,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { TSchema } from 'typebox'
 import { Compile } from 'typebox/compile'
 import { ConsoleAnswer, ConsoleRequest, consoleRequestVariants } from '../../schemas/console.ts'
-import { consoleOperatorCheck } from '../auth/key-check.ts'
+import { CONSOLE_KEY_HEADER, consoleOperatorCheck } from '../auth/key-check.ts'
 import { consoleOperators, type Config } from '../config.ts'
 import {
   BadRequestError, InternalError, PayloadTooLargeError, RateLimitedError, ServiceUnavailableError, UnauthorizedError,
@@ -22,16 +22,16 @@ import { isUpstreamError } from '../upstream/errors.ts'
 import { operationNames } from '../../schemas/operations.ts'
 import { pickTracingHeaders } from '../upstream/transport/tracing-headers.ts'
 import { secretRedactor, type Redactor } from '../redaction.ts'
+import { pointerToken } from '../json-schema.ts'
 
 export const consoleSchemas: TSchema[] = [ConsoleRequest, ConsoleAnswer]
 
 export const CONSOLE_BODY_LIMIT = 16 * 1024
-export const CONSOLE_KEY_HEADER = 'x-console-key'
 // No registered scheme exists for an API key header; the challenge names the header to send.
-export const CONSOLE_CHALLENGE = `${CONSOLE_KEY_HEADER} realm="request-console"`
+const CONSOLE_CHALLENGE = `${CONSOLE_KEY_HEADER} realm="request-console"`
 
 /** The subject of a console call in the audit log: the uid_client hashed, so the log holds no client id. */
-export function auditSubject (uidClient: string): string {
+function auditSubject (uidClient: string): string {
   return createHash('sha256').update(uidClient.toUpperCase()).digest('hex').slice(0, 32)
 }
 
@@ -44,7 +44,7 @@ type ValidationResult = { value: unknown } | { error: FastifySchemaValidationErr
  * Validates the body against the union, and when it fails explains it against the one variant the
  * caller meant (by `operation`), so the message names the bad field instead of every variant's misses.
  */
-export function consoleRequestValidator (): (value: unknown) => ValidationResult {
+function consoleRequestValidator (): (value: unknown) => ValidationResult {
   const whole = Compile(ConsoleRequest)
   const byOperation = new Map(operationNames.map((name, i) => [name as string, Compile(consoleRequestVariants[i]!)]))
   return value => {
@@ -64,8 +64,6 @@ export function consoleRequestValidator (): (value: unknown) => ValidationResult
 function problem (instancePath: string, keyword: string, message: string): FastifySchemaValidationError {
   return { instancePath, keyword, message, schemaPath: '#', params: {} }
 }
-
-const pointerToken = (name: string) => name.replaceAll('~', '~0').replaceAll('/', '~1')
 
 /** One error per extra property, at its own path, instead of TypeBox's pair of generic ones. */
 function readable (errors: FastifySchemaValidationError[]): FastifySchemaValidationError[] {

@@ -2,7 +2,7 @@
 import { Type } from 'typebox'
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { ServiceUnavailableError } from '../errors.ts'
+import { KEY_SET_NOT_LOADED, ServiceUnavailableError } from '../errors.ts'
 import { errorResponse } from '../plugins/external/docs.ts'
 import { REDIS_STATES } from '../shared-redis.ts'
 import { ref } from '../plugins/app/shared-schemas.ts'
@@ -19,8 +19,11 @@ const Ready = Type.Object({
 
 export const healthSchemas = [Live, Ready]
 
+/** The probes' paths (the load balancer's and the orchestrator's). */
+export const LIVE_PATH = '/health/live'
+export const READY_PATH = '/health/ready'
+
 const SHUTTING_DOWN = 'The service is shutting down'
-const KEY_SET_NOT_LOADED = 'The identity provider\'s key set has not loaded yet'
 
 const health: FastifyPluginAsyncTypebox = async (fastify) => {
   // Set when shutdown starts, so the balancer stops sending traffic while in-flight requests finish.
@@ -30,12 +33,12 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
   const redis = fastify.hasDecorator('redis') ? fastify.redis : null
   const keySet = fastify.hasDecorator('keySet') ? fastify.keySet : null
 
-  fastify.get('/health/live', {
+  fastify.get(LIVE_PATH, {
     schema: { operationId: 'getLiveness', tags: ['health'], summary: 'Liveness: the process is up', security: [], response: { 200: ref(Live) } },
     logLevel: 'warn'
   }, async () => ({ status: 'ok' as const }))
 
-  fastify.get('/health/ready', {
+  fastify.get(READY_PATH, {
     schema: {
       operationId: 'getReadiness',
       tags: ['health'],

@@ -9,7 +9,7 @@ type LoggerOptions = FastifyServerOptions['logger']
 
 // A fresh object every time: pino merges the line's own fields into what the mixin returns
 // (Object.assign(mixinObject, mergeObject)), so a shared empty object would collect every line's fields.
-export function traceLogFields (): Record<string, string> {
+function traceLogFields (): Record<string, string> {
   const span = trace.getSpan(context.active())
   if (span === undefined) return {}
   const { traceId, spanId, traceFlags } = span.spanContext()

@@ -24,7 +24,7 @@ export interface Tracing {
 }
 
 /** How long the shutdown waits for the last export. */
-export const SHUTDOWN_EXPORT_MS = 3000
+const SHUTDOWN_EXPORT_MS = 3000
 
 export interface TracingOptions {
   spanProcessors: SpanProcessor[]
@@ -33,7 +33,7 @@ export interface TracingOptions {
 }
 
 /** OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES over our default name over the SDK's own attributes. */
-export function serviceResource (): Resource {
+function serviceResource (): Resource {
   return defaultResource()
     .merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: DEFAULT_SERVICE_NAME }))
     .merge(detectResources({ detectors: [envDetector] }))

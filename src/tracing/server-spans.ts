@@ -36,7 +36,7 @@ function endSpan (request: FastifyRequest, status: number | undefined): void {
   span.end()
 }
 
-export interface ServerSpansOptions {
+interface ServerSpansOptions {
   tracer: Tracer
   /** Route templates that get no span: probes and scrapes would bury the traces that matter. */
   untraced: ReadonlySet<string>

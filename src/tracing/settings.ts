@@ -6,7 +6,7 @@
 
 export type OtlpProtocol = 'http/protobuf' | 'http/json'
 
-export type SamplerName = 'always_on' | 'always_off' | 'traceidratio' | 'parentbased_always_on' | 'parentbased_always_off' | 'parentbased_traceidratio'
+type SamplerName = 'always_on' | 'always_off' | 'traceidratio' | 'parentbased_always_on' | 'parentbased_always_off' | 'parentbased_traceidratio'
 
 export interface TracingSettings {
   protocol: OtlpProtocol

@@ -182,15 +182,10 @@ interface OperationBreaker {
 }
 
 /** Probes of this many callers must fail, in one round, to open a half-open breaker again. */
-export const PROBE_CALLERS = 2
+const PROBE_CALLERS = 2
 
 /** A `breaker_open` refusal, with the seconds until a probe may go through (its answer's Retry-After). */
-export type BreakerRefusal = UpstreamError & { retryAfterS: number }
-
-/** The Retry-After of a refusal by an open breaker; undefined for any other error. */
-export function retryAfterOf (error: unknown): number | undefined {
-  return isUpstreamError(error) && error.reason === 'breaker_open' ? (error as Partial<BreakerRefusal>).retryAfterS : undefined
-}
+type BreakerRefusal = UpstreamError & { retryAfterS: number }
 
 /** What admit() hands a call: NOT_PROBE, or the epoch of the probe it is (a probe outdated by then changes nothing). */
 export type Admission = number
@@ -349,7 +344,7 @@ export function createBreakers (
 }
 
 /** Breaker states as the gauge reports them: 0 closed, 1 half-open, 2 open. */
-export const BREAKER_STATE_VALUES: Record<BreakerState, number> = { closed: 0, half_open: 1, open: 2 }
+const BREAKER_STATE_VALUES: Record<BreakerState, number> = { closed: 0, half_open: 1, open: 2 }
 
 /** The breakers' gauge, read when scraped from `states` (the client's `breakerStates`). */
 export function breakerMetrics ({ Gauge }: Pick<typeof import('prom-client'), 'Gauge'>,

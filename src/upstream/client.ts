@@ -20,7 +20,7 @@ import { exchangeSpans } from './spans.ts'
 import { onlyTracingHeaders, type TracingHeaders } from './transport/tracing-headers.ts'
 import { activeTracer } from '../tracing/tracer.ts'
 
-export type { BreakerOptions, BreakerState }
+export type { BreakerState }
 
 export interface UpstreamClientOptions {
   baseUrl: string
@@ -89,12 +89,12 @@ export interface CallOptions {
   caller?: CallerOfCall
 }
 
-export interface CallerOfCall {
+interface CallerOfCall {
   id: string
   login?: string
 }
 
-export type Outcome = 'ok' | 'not_found' | Extract<FailureReason, 'status' | 'content_type' | 'json' | 'contract' | 'too_deep'>
+type Outcome = 'ok' | 'not_found' | Extract<FailureReason, 'status' | 'content_type' | 'json' | 'contract' | 'too_deep'>
 
 /** The whole exchange as the console shows it: every answer that arrived is data here. */
 export interface Exchange {

@@ -5,7 +5,7 @@ import { MockAgent } from 'undici'
 import { buildApp, type AppOverrides } from '../../src/app.ts'
 import { ConfigError, loadConfig, type Config } from '../../src/config.ts'
 
-export const UPSTREAM_ORIGIN = 'https://upstream.test'
+const UPSTREAM_ORIGIN = 'https://upstream.test'
 export const PASSPORT_KEY = '6F0D2C1E-PASSPORT-KEY-0000-000000000001'
 export const DEALER_KEY = 'A9B8C7D6-DEALER-KEY-0000-000000000002'
 export const JWT_SECRET = 'test-jwt-secret-that-is-at-least-32-characters'

@@ -15,7 +15,7 @@ export { MiB, type Fault, type FaultUpstream } from '../../sandbox/faults.ts'
 export const SECRETS = { PASSPORT_KEY, DEALER_KEY, CONSOLE_KEY, JWT_SECRET }
 
 /** Limits that would otherwise answer 429/503 to a test's quick succession of requests. */
-export const RELAXED_LIMITS = {
+const RELAXED_LIMITS = {
   RATE_LIMIT_PROFILE_PER_MINUTE: '1000000',
   RATE_LIMIT_CONSOLE_PER_MINUTE: '1000000',
   RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '1000000',

@@ -21,7 +21,7 @@ export function setKeyPair (kind: 'rsa' | 'ec' | 'ed25519', kid: string): SetKey
   return { kid, privateKey, jwk: { ...publicKey.export({ format: 'jwk' }), kid, use: 'sig' } }
 }
 
-export type Answer = (request: IncomingMessage, response: ServerResponse) => void
+type Answer = (request: IncomingMessage, response: ServerResponse) => void
 
 export interface KeySetServer {
   /** The key set URL, e.g. http://127.0.0.1:39123/certs */

@@ -64,7 +64,7 @@ export function exposition (text: string): Map<string, Set<string>> {
 }
 
 /** Labels Prometheus itself puts on every scraped series (static configs and the Operator's ServiceMonitor). */
-export const TARGET_LABELS = ['job', 'instance', 'namespace', 'pod', 'service', 'container', 'endpoint']
+const TARGET_LABELS = ['job', 'instance', 'namespace', 'pod', 'service', 'container', 'endpoint']
 
 /**
  * What in `expr` the scrape does not export: unknown metrics, labels a metric's selector names but the

@@ -16,7 +16,7 @@ import { untilListening, type LogLine } from './server-logs.ts'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 /** The nginx site docs/operations.md shows; the test runs it with its own addresses and port. */
-export const NGINX_EXAMPLE = join(ROOT, 'deploy/nginx/dealer-bff.conf')
+const NGINX_EXAMPLE = join(ROOT, 'deploy/nginx/dealer-bff.conf')
 
 const PACKAGES: Record<string, string> = { 'redis-server': 'redis-server', nginx: 'nginx', prometheus: 'prometheus', promtool: 'prometheus' }
 // nginx lives in sbin, often not on an unprivileged user's PATH.
@@ -184,8 +184,6 @@ ${site}
   await accepting(port, nginx.child, () => nginx.stderr() + readFileSync(join(dir, 'error.log'), 'utf8'))
   return { url: `http://127.0.0.1:${port}`, port }
 }
-
-export type { LogLine }
 
 export interface ServerProcess {
   child: ChildProcess

@@ -12,10 +12,10 @@ import { seededClients, unknownAnswers } from '../../sandbox/seed.ts'
 import { operations } from '../../schemas/operations.ts'
 import { buildTestApp, CONSOLE_KEY, DEALER_KEY, JWT_SECRET, PASSPORT_KEY, type TestApp } from '../helpers/build-app.ts'
 
-export const SECRETS = { PASSPORT_KEY, DEALER_KEY, CONSOLE_KEY, JWT_SECRET }
+const SECRETS = { PASSPORT_KEY, DEALER_KEY, CONSOLE_KEY, JWT_SECRET }
 
 /** The statuses the routes document; anything else (an unmapped 500 first) is a bug. */
-export const DOCUMENTED = new Set([200, 400, 401, 404, 413, 415, 429, 502, 503, 504])
+const DOCUMENTED = new Set([200, 400, 401, 404, 413, 415, 429, 502, 503, 504])
 
 const isErrorBody = Compile(ErrorBody)
 const isProfile = Compile(Profile)
@@ -54,7 +54,7 @@ export async function propertyApp (t: Test): Promise<TestApp> {
  * status, never an unmapped 500, an x-request-id, an exact ErrorBody for an error, the route's schema for
  * a 200, and no secret in any header or the body.
  */
-export function brokenPromises (res: InjectResponse, route: 'profile' | 'console'): string[] {
+function brokenPromises (res: InjectResponse, route: 'profile' | 'console'): string[] {
   const problems: string[] = []
   if (!DOCUMENTED.has(res.statusCode)) problems.push(`status ${res.statusCode} is not documented`)
   const requestId = res.headers['x-request-id']
@@ -105,7 +105,7 @@ export function stillServing (t: Test, app: TestApp['app']): Promise<unknown> {
 }
 
 /** A character HTTP allows in a field value (RFC 9110 5.5): visible ASCII, space, tab, obs-text. */
-export const fieldChar = fc.oneof(
+const fieldChar = fc.oneof(
   { weight: 8, arbitrary: fc.integer({ min: 0x20, max: 0x7e }).map(c => String.fromCharCode(c)) },
   { weight: 1, arbitrary: fc.constant('\t') },
   { weight: 1, arbitrary: fc.integer({ min: 0x80, max: 0xff }).map(c => String.fromCharCode(c)) }

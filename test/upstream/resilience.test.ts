@@ -11,7 +11,7 @@ import { createUpstreamClient, type BreakerState, type ExchangeEvent, type Upstr
 import { isUpstreamError, type UpstreamError } from '../../src/upstream/errors.ts'
 import type { OperationName } from '../../schemas/operations.ts'
 import {
-  callerShare, createBreakers, DEFAULT_BREAKER_OPTIONS, NOT_PROBE, retryAfterOf, type Breakers
+  callerShare, createBreakers, DEFAULT_BREAKER_OPTIONS, NOT_PROBE, type Breakers
 } from '../../src/upstream/breaker.ts'
 import { upstreamError } from '../../src/upstream/errors.ts'
 import { operations } from '../../schemas/operations.ts'
@@ -69,6 +69,12 @@ async function refused (t: Test, up: ReturnType<typeof breakerUpstream>, promise
   t.equal(error.code, 'UPSTREAM_UNAVAILABLE')
   t.equal(up.calls().length, sent, 'nothing sent')
   return error
+}
+
+/** The Retry-After, in seconds, the answer to `error` carries (an open breaker's refusal sets it); else undefined. */
+function retryAfterOf (error: unknown): number | undefined {
+  const value = (error as { headers?: Record<string, string> }).headers?.['retry-after']
+  return value === undefined ? undefined : Number(value)
 }
 
 type Arrange = (up: ReturnType<typeof breakerUpstream>, times: number) => void

@@ -6,13 +6,13 @@
 // HALF_LIFE_REQUESTS versioned requests each version's weight halves, so a new release can enter the top.
 import type { Registry } from 'prom-client'
 
-export const TOP_APP_VERSIONS = 20
+const TOP_APP_VERSIONS = 20
 /** Distinct versions whose counts are kept; past it the less frequent half of those outside the top is forgotten. */
-export const MAX_TRACKED_APP_VERSIONS = 1000
+const MAX_TRACKED_APP_VERSIONS = 1000
 /** Versioned requests after which every version's weight halves. */
-export const HALF_LIFE_REQUESTS = 10_000
-export const OTHER_VERSION = 'other'
-export const NO_VERSION = 'none'
+const HALF_LIFE_REQUESTS = 10_000
+const OTHER_VERSION = 'other'
+const NO_VERSION = 'none'
 
 export interface AppVersionCounts {
   /** Counts one request by its well-formed version (undefined: no header); returns the label it counted under. */

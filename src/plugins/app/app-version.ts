@@ -12,7 +12,7 @@ import { AppUpdateRequiredError, BadRequestError } from '../../errors.ts'
 import { errorResponse } from '../external/docs.ts'
 import { appVersionMetrics, createAppVersionCounts, type AppVersionCounts } from './app-version-counts.ts'
 
-export const MALFORMED_APP_VERSION = `${APP_VERSION_HEADER} must be a semantic version such as 2.14.0 ` +
+const MALFORMED_APP_VERSION = `${APP_VERSION_HEADER} must be a semantic version such as 2.14.0 ` +
   '(MAJOR.MINOR.PATCH, optionally -prerelease and +build)'
 
 declare module 'fastify' {

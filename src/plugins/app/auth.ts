@@ -15,7 +15,7 @@ import { KEY_SET_ALGORITHMS, type KeyAlgorithm } from '../../auth/jwk.ts'
 import { keySetMetrics, RemoteKeySet } from '../../auth/key-set.ts'
 import { issuedInTheFuture } from '../../auth/token-time.ts'
 import type { Config } from '../../config.ts'
-import { ServiceUnavailableError, SigningKeyPendingError, UnauthorizedError } from '../../errors.ts'
+import { KEY_SET_NOT_LOADED, ServiceUnavailableError, SigningKeyPendingError, UnauthorizedError } from '../../errors.ts'
 import { metricsOf } from './metrics.ts'
 
 /** The claims a caller's token must carry; others are ignored. */
@@ -30,7 +30,7 @@ export type CallerClaims = Static<typeof CallerClaims>
 export type JwtAlgorithm = 'HS256' | KeyAlgorithm
 
 /** Tolerated clock difference between the token issuer and us, for `exp` and `nbf`. */
-export const CLOCK_TOLERANCE_MS = 30_000
+const CLOCK_TOLERANCE_MS = 30_000
 // Longer than any token we issue carries; refused before any decoding work.
 const MAX_TOKEN_LENGTH = 4096
 
@@ -81,7 +81,7 @@ function isTokenError (error: unknown): error is { code: string } {
 type ClaimsConfig = Pick<Config, 'AUTH_JWT_ISSUER' | 'AUTH_JWT_AUDIENCE' | 'AUTH_JWT_MAX_AGE_S'>
 
 /** fast-jwt's verification options: the key's algorithms, the claims a token must carry, its longest life. */
-export function verifyOptions (config: ClaimsConfig, algorithms: JwtAlgorithm[]) {
+function verifyOptions (config: ClaimsConfig, algorithms: JwtAlgorithm[]) {
   const { AUTH_JWT_ISSUER: issuer, AUTH_JWT_AUDIENCE: audience } = config
   return {
     algorithms,
@@ -106,8 +106,6 @@ export function verifyOptions (config: ClaimsConfig, algorithms: JwtAlgorithm[])
 class KeySetRefusal extends Error {}
 
 const KEY_SET_ALGORITHM_NAMES = new Set<string>(KEY_SET_ALGORITHMS)
-const NOT_LOADED = 'The identity provider\'s key set has not loaded yet'
-
 /** The `alg` and `kid` of a token's protected header; a KeySetRefusal when it has no usable one. */
 function protectedHeader (token: string): { alg: string, kid: string } {
   const dot = token.indexOf('.')
@@ -126,7 +124,7 @@ function keySetVerifier (keySet: RemoteKeySet) {
     const found = await keySet.keyAfterRefresh(kid)
     if ('key' in found) return found.key.verify(token)
     // Not the caller's fault: no one can be verified yet, so no token is called invalid.
-    if (!keySet.loaded) throw new ServiceUnavailableError(NOT_LOADED)
+    if (!keySet.loaded) throw new ServiceUnavailableError(KEY_SET_NOT_LOADED)
     if ('unpublished' in found) throw new KeySetRefusal()
     // Perhaps a key published since the last refresh: the app retries a 503, while a 401 signs the user out.
     const seconds = String(Math.max(1, Math.ceil(found.retryAfterMs / 1000)))

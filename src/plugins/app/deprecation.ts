@@ -6,10 +6,10 @@ import fp from 'fastify-plugin'
 import type { onResponseHookHandler, onSendHookHandler, RouteOptions } from 'fastify'
 import type { Registry } from 'prom-client'
 
-export const DEPRECATION_KEY = 'x-deprecation'
-export const SUNSET_KEY = 'x-sunset'
+const DEPRECATION_KEY = 'x-deprecation'
+const SUNSET_KEY = 'x-sunset'
 /** The `part` label of a call to a deprecated route (a deprecated field's is its JSON pointer, array items as *). */
-export const ROUTE_PART = 'route'
+const ROUTE_PART = 'route'
 
 export interface DeprecationDates {
   /** When the route was deprecated: an ISO 8601 date-time with an offset, or a date (UTC midnight). */

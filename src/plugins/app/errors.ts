@@ -16,7 +16,7 @@ function languageHeaders (reply: FastifyReply, language: Language): void {
   }
 }
 
-export interface ErrorsOptions {
+interface ErrorsOptions {
   /** The language of error answers to a caller whose Accept-Language names none of ours (DEFAULT_LANGUAGE). */
   defaultLanguage?: Language
 }

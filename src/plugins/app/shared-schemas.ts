@@ -4,6 +4,7 @@
 import fp from 'fastify-plugin'
 import type { TSchema } from 'typebox'
 import { ErrorBody } from '../../../schemas/errors.ts'
+import { VALUE_KEYWORDS } from '../../json-schema.ts'
 
 /** Replaces every nested subschema that has a `$id` by a `$ref` to it; the top level keeps its own. */
 export function toRefs<T> (schema: T, top = true): T {
@@ -13,8 +14,7 @@ export function toRefs<T> (schema: T, top = true): T {
   if (!top && typeof source.$id === 'string') return { $ref: source.$id } as T
   const out: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(source)) {
-    // Values, not schemas: left as they are.
-    out[key] = key === 'examples' || key === 'default' || key === 'const' || key === 'enum' ? value : toRefs(value, false)
+    out[key] = VALUE_KEYWORDS.has(key) ? value : toRefs(value, false)
   }
   return out as T
 }
@@ -38,14 +38,14 @@ export function collectShared (roots: TSchema[]): TSchema[] {
     const id = (node as { $id?: unknown }).$id
     if (typeof id === 'string' && !found.has(id)) found.set(id, node as TSchema)
     for (const [key, value] of Object.entries(node)) {
-      if (key !== 'examples' && key !== 'default' && key !== 'const' && key !== 'enum') walk(value)
+      if (!VALUE_KEYWORDS.has(key)) walk(value)
     }
   }
   walk(roots)
   return [...found.values()]
 }
 
-export interface SharedSchemasOptions { roots: TSchema[] }
+interface SharedSchemasOptions { roots: TSchema[] }
 
 export default fp<SharedSchemasOptions>(async function sharedSchemas (fastify, { roots }) {
   for (const schema of collectShared([ErrorBody, ...roots])) fastify.addSchema(toRefs(schema))

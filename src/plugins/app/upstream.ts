@@ -14,7 +14,7 @@ declare module 'fastify' {
   }
 }
 
-export interface UpstreamPluginOptions {
+interface UpstreamPluginOptions {
   config: Config
   /** Replaces the client's own Agent (tests pass a MockAgent); its owner closes it. */
   dispatcher?: Dispatcher

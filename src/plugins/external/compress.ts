@@ -5,11 +5,11 @@ import { constants } from 'node:zlib'
 import type { Config } from '../../config.ts'
 
 /** Smaller answers go as they are: a frame's worth of bytes is not worth the CPU (health, most errors). */
-export const COMPRESSION_THRESHOLD_BYTES = 1024
+const COMPRESSION_THRESHOLD_BYTES = 1024
 // Higher qualities save a few bytes (the same TCP segments) for several times the CPU (bench/compression.ts).
-export const BROTLI_QUALITY = 1
+const BROTLI_QUALITY = 1
 // zlib's default: lower levels lose half the gain on long profiles, higher ones only cost CPU.
-export const GZIP_LEVEL = 6
+const GZIP_LEVEL = 6
 
 // Every answer of ours is JSON but the metrics' text and the docs' files; all compress well.
 const COMPRESSIBLE = /^(?:text\/|application\/(?:[\w.+-]*\+)?json|application\/(?:x-)?(?:javascript|yaml))/

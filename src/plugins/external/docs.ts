@@ -6,6 +6,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyError } from 'fastify'
 import { ErrorBody } from '../../../schemas/errors.ts'
 import pkg from '../../../package.json' with { type: 'json' }
+import { CONSOLE_KEY_HEADER } from '../../auth/key-check.ts'
 import type { Config } from '../../config.ts'
 import { toErrorBody } from '../../error-body.ts'
 import { languages } from '../../errors.ts'
@@ -13,7 +14,7 @@ import { ref } from '../app/shared-schemas.ts'
 
 export const DOCS_PREFIX = '/docs'
 
-export const openapiInfo = {
+const openapiInfo = {
   title: 'Dealer profile BFF',
   version: pkg.version,
   description: [
@@ -94,7 +95,7 @@ export default fp<{ config: Config }>(async function docs (fastify) {
           consoleKey: {
             type: 'apiKey',
             in: 'header',
-            name: 'x-console-key',
+            name: CONSOLE_KEY_HEADER,
             description: 'An operator\'s console key (`CONSOLE_API_KEYS`, or the single `CONSOLE_API_KEY`).'
           }
         }

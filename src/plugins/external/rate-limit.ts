@@ -17,7 +17,7 @@ declare module 'fastify' {
   }
 }
 
-export const WINDOW_MS = 60_000
+const WINDOW_MS = 60_000
 
 /** The documented example of a 429's wait, in seconds. */
 export const RATE_LIMITED_EXAMPLE = 42

@@ -6,6 +6,7 @@ import cors from '@fastify/cors'
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { FastifyHttpOptions, FastifyReply } from 'fastify'
 import helmet from 'helmet'
+import { CONSOLE_KEY_HEADER } from '../../auth/key-check.ts'
 import { trustProxySetting, type Config } from '../../config.ts'
 import { DOCS_PREFIX } from './docs.ts'
 
@@ -66,23 +67,23 @@ export const EXPOSED_HEADERS = [
 ]
 // What the app and the console send; bearer tokens and keys travel in headers, never in cookies.
 const ALLOWED_HEADERS = [
-  'authorization', 'content-type', 'x-console-key', 'x-request-id', 'traceparent', 'tracestate', 'baggage'
+  'authorization', 'content-type', CONSOLE_KEY_HEADER, 'x-request-id', 'traceparent', 'tracestate', 'baggage'
 ]
 const PREFLIGHT_MAX_AGE_S = 600
 
 /** CORS_ORIGINS as a list; empty when unset. */
-export function corsOrigins (value: string | undefined): string[] {
+function corsOrigins (value: string | undefined): string[] {
   return value === undefined ? [] : value.split(',').map(origin => origin.trim())
 }
 
 /** What helmet does to an answer, as a list: the headers it sets (in order) and those it removes. */
-export interface HeaderSet { set: Array<[string, string]>, remove: string[] }
+interface HeaderSet { set: Array<[string, string]>, remove: string[] }
 
 /**
  * Runs helmet's middleware once on a recording answer: our options are constants and its headers depend on nothing
  * in the request (@fastify/helmet rebuilds helmet per request; docs/performance.md, register: Helmet).
  */
-export function helmetHeaders (csp: Record<string, string[]>): HeaderSet {
+function helmetHeaders (csp: Record<string, string[]>): HeaderSet {
   const headers: HeaderSet = { set: [], remove: [] }
   const recorder = {
     setHeader (name: string, value: string) { headers.set.push([name, value]) },

@@ -4,11 +4,12 @@ import type { TSchema } from 'typebox'
 import { passThroughPaths, type SchemaPath } from './depth.ts'
 import { useFastFormats } from './formats.ts'
 import { operations, operationNames, type OperationName } from '../../../schemas/operations.ts'
+import { pointerToken } from '../../json-schema.ts'
 
 export interface ContractError { path: string, message: string }
 
 /** At most this many violations are reported per answer: enough to diagnose, bounded in work. */
-export const MAX_CONTRACT_ERRORS = 20
+const MAX_CONTRACT_ERRORS = 20
 
 /** A compiled check that lists what is wrong as JSON-pointer paths. */
 export interface ContractCheck {
@@ -19,8 +20,6 @@ export interface ContractCheck {
 }
 
 type SchemaNode = Record<string, unknown>
-
-const pointerToken = (name: string) => name.replaceAll('~', '~0').replaceAll('/', '~1')
 
 /** The JSON kind of a value, as a schema's `type` names it. */
 function kindOf (value: unknown): string {

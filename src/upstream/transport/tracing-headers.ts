@@ -60,7 +60,7 @@ function validBaggage (value: string): boolean {
 }
 
 /** True for a traceparent a W3C Trace Context receiver can parse. */
-export function validTraceparent (value: string): boolean {
+function validTraceparent (value: string): boolean {
   const match = value.length <= MAX_TRACEPARENT_LENGTH ? TRACEPARENT.exec(value) : null
   return match !== null && (match[1] !== '00' || match[2] === undefined)
 }
