@@ -25,13 +25,13 @@ export interface AnsweredProfile extends LoadedProfile {
 }
 
 /** Base64url characters of SHA-256 kept in a tag: 132 bits, far past any chance of two profiles colliding. */
-export const ETAG_HASH_CHARS = 22
+const ETAG_HASH_CHARS = 22
 
 /**
  * The entity tag of a profile's bytes: a digest, from which no field can be read, and the same on every instance
  * (no secret, no clock), so that an answer from one instance validates against another's.
  */
-export const entityTag = (body: Buffer): string => `"${hash('sha256', body, 'base64url').slice(0, ETAG_HASH_CHARS)}"`
+const entityTag = (body: Buffer): string => `"${hash('sha256', body, 'base64url').slice(0, ETAG_HASH_CHARS)}"`
 
 /** What the flow needs of the request: its id, inbound headers, log, and the answer it may abandon. */
 export interface ProfileRequest {

@@ -17,7 +17,7 @@ import { ref } from './shared-schemas.ts'
 
 const JSON_TYPE = 'application/json; charset=utf-8'
 
-export interface ProfileService {
+interface ProfileService {
   /** The caller's profile for this request: shared with the requests of the same caller in flight. */
   answer (caller: Caller, request: ProfileRequest): Promise<AnsweredProfile>
   /** The caller's last good profiles; null when copies are off. */
@@ -42,7 +42,7 @@ declare module 'fastify' {
   }
 }
 
-export interface ProfilePluginOptions {
+interface ProfilePluginOptions {
   config: Config
   /** The clock of last-known copies (epoch milliseconds); tests pass their own. */
   now?: () => number

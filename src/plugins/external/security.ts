@@ -36,7 +36,7 @@ export function frontServerOptions (config: Config) {
 }
 
 /** The JSON API is never a document: it may load nothing and be framed by no one. */
-export const API_CSP = {
+const API_CSP = {
   'default-src': ["'none'"],
   'base-uri': ["'none'"],
   'form-action': ["'none'"],
@@ -48,7 +48,7 @@ export const API_CSP = {
  * inline style attributes, draws icons from data: URIs and fetches the document and "try it out"
  * answers from this origin. No upgrade-insecure-requests: it would break /docs over plain http.
  */
-export const DOCS_CSP = {
+const DOCS_CSP = {
   'default-src': ["'self'"],
   'script-src': ["'self'"],
   'style-src': ["'self'", "'unsafe-inline'"],

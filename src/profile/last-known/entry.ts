@@ -8,7 +8,7 @@ import type { Profile, StaleSection } from '../../../schemas/profile.ts'
 export type PassportPart = Pick<Profile, 'uid_client' | 'client' | 'catalog_cars_view' | 'catalog_cars_favourites'>
 
 /** One section as it was, and when it was fetched (epoch milliseconds). */
-export interface SectionCopy<T> { at: number, value: T }
+interface SectionCopy<T> { at: number, value: T }
 
 export interface LastKnownEntry {
   passport?: SectionCopy<PassportPart>

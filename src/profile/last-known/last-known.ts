@@ -11,8 +11,7 @@ import { memoryStore } from './memory-store.ts'
 import { NO_OBSERVER, type LastKnownObserver } from './observer.ts'
 import { redisStore } from './redis-store.ts'
 
-export type { LastKnownEntry, PassportPart, SectionCopy, SectionTimes } from './entry.ts'
-export type { LastKnownObserver } from './observer.ts'
+export type { LastKnownEntry, SectionTimes } from './entry.ts'
 
 type LastKnownConfig = Pick<Config, 'PROFILE_STALE_IF_ERROR_S' | 'PROFILE_FRESH_S' | 'PROFILE_CACHE_MAX_BYTES' |
   'PROFILE_CACHE_KEY' | 'PROFILE_CACHE_REDIS_PREFIX' | 'REDIS_URL'>

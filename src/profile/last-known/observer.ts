@@ -2,7 +2,7 @@
 import type { Registry } from 'prom-client'
 import type { PromClient } from '../../prom.ts'
 
-export type CopyStoreOperation = 'read' | 'write' | 'delete'
+type CopyStoreOperation = 'read' | 'write' | 'delete'
 
 export interface LastKnownObserver {
   written (): void
