@@ -185,7 +185,11 @@ t.test('an unsupported protocol stops the start with a message naming the variab
   t.teardown(() => rmSync(cwd, { recursive: true, force: true }))
   const child = spawn(process.execPath, [SERVER], {
     cwd,
-    env: { ...baseEnv('http://127.0.0.1:9', 'http://127.0.0.1:9'), OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_TRACES_SAMPLER: 'sometimes' },
+    env: {
+      ...baseEnv('http://127.0.0.1:9', 'http://127.0.0.1:9'),
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+      OTEL_TRACES_SAMPLER: 'sometimes'
+    },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let stderr = ''

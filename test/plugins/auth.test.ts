@@ -216,7 +216,8 @@ t.test('AUTH_JWT_ISSUER and AUTH_JWT_AUDIENCE: tokens without them or with other
     ['no iss', claimsFor(IVANOV, { aud: 'dealer-app' })],
     ['no aud', claimsFor(IVANOV, { iss: 'https://id.example' })],
     ['another issuer', claimsFor(IVANOV, { iss: 'https://other.example', aud: 'dealer-app' })],
-    ['another audience (an ID token of the same issuer)', claimsFor(IVANOV, { iss: 'https://id.example', aud: 'some-client-id' })]
+    ['another audience (an ID token of the same issuer)',
+      claimsFor(IVANOV, { iss: 'https://id.example', aud: 'some-client-id' })]
   ]
   for (const [name, claims] of cases) {
     const token = hs256(claims)

@@ -88,7 +88,9 @@ t.test('CORS_ORIGINS: the listed origins exactly, our headers exposed, errors re
   t.ok(EXPOSED_HEADERS.includes('x-request-id') && EXPOSED_HEADERS.includes('x-degraded') &&
     EXPOSED_HEADERS.includes('retry-after'))
 
-  for (const origin of ['https://evil.example', `${APP_ORIGIN}.evil.example`, 'https://dealer.example', 'null', APP_ORIGIN.replace('https', 'http')]) {
+  const strangers = ['https://evil.example', `${APP_ORIGIN}.evil.example`, 'https://dealer.example', 'null',
+    APP_ORIGIN.replace('https', 'http')]
+  for (const origin of strangers) {
     const res = await app.inject({ url: '/health/live', headers: { origin } })
     t.notOk(res.headers['access-control-allow-origin'], `${origin} is not allowed`)
   }

@@ -77,7 +77,13 @@ async function curl (line: string): Promise<{ status: number, body: any }> {
 
 t.test('with AUTH_JWT_ISSUER and AUTH_JWT_AUDIENCE set, the printed tokens carry them and are accepted', async t => {
   const run = await startDev({
-    env: { PORT: '0', LOG_LEVEL: 'silent', AUTH_JWT_ISSUER: 'https://id.example', AUTH_JWT_AUDIENCE: 'dealer-app', AUTH_JWT_MAX_AGE_S: '3600' },
+    env: {
+      PORT: '0',
+      LOG_LEVEL: 'silent',
+      AUTH_JWT_ISSUER: 'https://id.example',
+      AUTH_JWT_AUDIENCE: 'dealer-app',
+      AUTH_JWT_MAX_AGE_S: '3600'
+    },
     log: { write: () => {} }
   })
   t.teardown(() => run.close())

@@ -75,7 +75,14 @@ t.test('signs iss and aud when AUTH_JWT_ISSUER and AUTH_JWT_AUDIENCE are set, an
   t.notOk('iss' in claimsOf(runTokenCli(GOOD, { env: { AUTH_JWT_SECRET: SECRET }, cwd }).stdout.trim()),
     'no iss when unset')
 
-  const config = loadConfig({ UPSTREAM_URL: 'http://127.0.0.1:9', PASSPORT_API_KEY: 'p', DEALER_API_KEY: 'd', AUTH_JWT_SECRET: SECRET, LOG_LEVEL: 'silent', ...claimsEnv })
+  const config = loadConfig({
+    UPSTREAM_URL: 'http://127.0.0.1:9',
+    PASSPORT_API_KEY: 'p',
+    DEALER_API_KEY: 'd',
+    AUTH_JWT_SECRET: SECRET,
+    LOG_LEVEL: 'silent',
+    ...claimsEnv
+  })
   const app = await buildApp(config)
   t.teardown(() => app.close())
   app.get('/test/caller', { onRequest: app.authenticate }, async (request) => request.caller)
@@ -222,7 +229,8 @@ t.test('--jwk names what is wrong with the key file, never any part of the key',
     t.notMatch(result.stderr, 'AUTH_JWT_SECRET is not set', 'no secret is asked for')
     for (const part of [keySet.signing.rsa.d!, keySet.signing.ec.d!, 'secret-material']) t.notMatch(result.stderr, part)
   }
-  t.match(runTokenCli(GOOD, { env: { AUTH_JWKS_URL: 'https://idp.example.com/certs' }, cwd }).stderr, 'AUTH_JWKS_URL, sign with a private key of its set: --jwk FILE')
+  t.match(runTokenCli(GOOD, { env: { AUTH_JWKS_URL: 'https://idp.example.com/certs' }, cwd }).stderr,
+    'AUTH_JWKS_URL, sign with a private key of its set: --jwk FILE')
 })
 
 t.test('as a process: reads the secret from .env, prints only the token, exit codes 0 and 1', async t => {
