@@ -22,7 +22,9 @@ function raw (origin: string, bytes: string): Promise<RawAnswer> {
     socket.on('close', () => {
       const [head = '', body = ''] = text.split('\r\n\r\n')
       const [statusLine = '', ...lines] = head.split('\r\n')
-      const headers = new Map(lines.map(line => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]))
+      const headers =
+        new Map(lines.map(line =>
+          [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]))
       let parsed: unknown = body
       try { parsed = JSON.parse(body) } catch {}
       resolve({ status: Number(statusLine.split(' ')[1]), headers, body: parsed })
@@ -62,7 +64,8 @@ t.test('before routing, with DEFAULT_LANGUAGE unset, the answers are in Russian'
   errorAnswer(t, malformed, 400, 'BAD_REQUEST')
   t.match(malformed.body, { message: 'Не удалось разобрать запрос: это не HTTP' })
   t.equal(malformed.headers.get('content-language'), 'ru')
-  const large = await raw(origin, `GET /health/live HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(64 * 1024)}\r\n\r\n`)
+  const large = await raw(origin,
+    `GET /health/live HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(64 * 1024)}\r\n\r\n`)
   errorAnswer(t, large, 431, 'HEADERS_TOO_LARGE')
   t.match(large.body, { message: 'Заголовки запроса слишком большие' })
   const slow = await raw(origin, 'GET /health/live HTTP/1.1\r\nHost: localhost\r\n')
@@ -72,7 +75,8 @@ t.test('before routing, with DEFAULT_LANGUAGE unset, the answers are in Russian'
 
 t.test('headers over the limit: 431 HEADERS_TOO_LARGE in the error body', async t => {
   const origin = await listening(t)
-  const answer = await raw(origin, `GET /health/live HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(64 * 1024)}\r\n\r\n`)
+  const answer = await raw(origin,
+    `GET /health/live HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(64 * 1024)}\r\n\r\n`)
   errorAnswer(t, answer, 431, 'HEADERS_TOO_LARGE')
   t.match(answer.body, { message: 'The request headers are too large' })
 })

@@ -6,7 +6,8 @@ import { inspect } from 'node:util'
 import { ConfigError, ConfigSchema, loadConfig } from '../src/config.ts'
 
 const SECRET = 'hs256-secret-for-tests-0123456789abcdef'
-const PUBLIC_KEY = '-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE0000000000000000000000000000\n-----END PUBLIC KEY-----\n'
+const PUBLIC_KEY = '-----BEGIN PUBLIC KEY-----\n' +
+  'MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE0000000000000000000000000000\n-----END PUBLIC KEY-----\n'
 
 const required = {
   UPSTREAM_URL: 'https://dealer-upstream.example.ru',
@@ -140,7 +141,8 @@ t.test('exactly one of AUTH_JWT_SECRET, AUTH_JWT_PUBLIC_KEY and AUTH_JWKS_URL', 
 
   const both = configError(t, () => loadConfig({ ...required, AUTH_JWT_PUBLIC_KEY: PUBLIC_KEY }))
   t.strictSame(both.problems, ['set only one of AUTH_JWT_SECRET and AUTH_JWT_PUBLIC_KEY'])
-  t.strictSame(configError(t, () => loadConfig({ ...required, AUTH_JWKS_URL: JWKS_URL })).problems, ['set only one of AUTH_JWT_SECRET and AUTH_JWKS_URL'])
+  t.strictSame(configError(t, () => loadConfig({ ...required, AUTH_JWKS_URL: JWKS_URL })).problems,
+    ['set only one of AUTH_JWT_SECRET and AUTH_JWKS_URL'])
   const keyAndSet = { AUTH_JWT_PUBLIC_KEY: PUBLIC_KEY, AUTH_JWKS_URL: JWKS_URL }
   t.strictSame(configError(t, () => loadConfig({ ...withoutKey, ...keyAndSet })).problems,
     ['set only one of AUTH_JWT_PUBLIC_KEY and AUTH_JWKS_URL'])
@@ -171,7 +173,8 @@ t.test('AUTH_JWKS_URL: https, or http to the loopback only; AUTH_JWKS_REFRESH_S 
     t.match(configError(t, () => load({ AUTH_JWKS_URL: url, UPSTREAM_ALLOW_HTTP: 'true' })).problems, [/^AUTH_JWKS_URL must be https:\/\//], 'no opt-in for keys')
   }
   for (const url of ['idp.example.com/certs', 'ftp://idp.example.com/certs', 'https://idp.example.com/certs#x', 'https://']) {
-    t.strictSame(configError(t, () => load({ AUTH_JWKS_URL: url })).problems, ['AUTH_JWKS_URL has an invalid value'], url)
+    t.strictSame(configError(t, () => load({ AUTH_JWKS_URL: url })).problems, ['AUTH_JWKS_URL has an invalid value'],
+      url)
   }
   const url = 'https://idp.example.com/certs'
   t.equal(load({ AUTH_JWKS_URL: url, AUTH_JWKS_REFRESH_S: '1' }).AUTH_JWKS_REFRESH_S, 1)
@@ -186,20 +189,24 @@ t.test('UPSTREAM_URL is an http(s) base URL without a query', async t => {
     t.equal(loadConfig({ ...required, UPSTREAM_URL: url }).UPSTREAM_URL, url)
   }
   for (const url of ['dealer.example.ru', 'ftp://dealer.example.ru', 'https://dealer.example.ru/?x=1', 'https://']) {
-    t.strictSame(configError(t, () => loadConfig({ ...required, UPSTREAM_URL: url })).problems, ['UPSTREAM_URL has an invalid value'], url)
+    t.strictSame(configError(t, () => loadConfig({ ...required, UPSTREAM_URL: url })).problems,
+      ['UPSTREAM_URL has an invalid value'], url)
   }
 })
 
-t.test('an http:// UPSTREAM_URL beyond the loopback is refused unless UPSTREAM_ALLOW_HTTP=true: keys in clear text', async t => {
+t.test('an http:// UPSTREAM_URL beyond the loopback is refused unless UPSTREAM_ALLOW_HTTP=true: ' +
+  'keys in clear text', async t => {
   for (const url of ['http://127.0.0.1:8080', 'http://127.3.4.5', 'http://localhost:9000/base', 'http://[::1]:8080']) {
-    t.equal(loadConfig({ ...required, UPSTREAM_URL: url }).UPSTREAM_URL, url, `${url}: the loopback never crosses a network`)
+    t.equal(loadConfig({ ...required, UPSTREAM_URL: url }).UPSTREAM_URL, url,
+      `${url}: the loopback never crosses a network`)
   }
   for (const url of ['http://dealer.example.ru', 'http://10.0.0.5:8080', 'http://[2001:db8::1]', 'http://127.0.0.1.example.ru', 'http://localhost.example.ru']) {
     t.match(configError(t, () => loadConfig({ ...required, UPSTREAM_URL: url })).problems, [/^UPSTREAM_URL must be https:\/\//], url)
-    t.equal(loadConfig({ ...required, UPSTREAM_URL: url, UPSTREAM_ALLOW_HTTP: 'true' }).UPSTREAM_URL, url, `${url} with the opt-in`)
+    t.equal(loadConfig({ ...required, UPSTREAM_URL: url, UPSTREAM_ALLOW_HTTP: 'true' }).UPSTREAM_URL, url,
+      `${url} with the opt-in`)
   }
-  t.match(configError(t, () => loadConfig({ ...required, UPSTREAM_URL: 'http://dealer.example.ru', UPSTREAM_ALLOW_HTTP: 'yes' })).problems,
-    [/^UPSTREAM_ALLOW_HTTP /])
+  const notBoolean = { ...required, UPSTREAM_URL: 'http://dealer.example.ru', UPSTREAM_ALLOW_HTTP: 'yes' }
+  t.match(configError(t, () => loadConfig(notBoolean)).problems, [/^UPSTREAM_ALLOW_HTTP /])
 })
 
 t.test('an empty variable counts as unset', async t => {
@@ -244,13 +251,25 @@ t.test('.env is read when asked, and the environment wins over it', async t => {
   t.strictSame(error.problems, ['PORT must be integer'])
 })
 
-t.test('the breaker variables: a rate in percent, a minimum volume, a window; the retired threshold is named', async t => {
-  const config = loadConfig({ ...required, UPSTREAM_BREAKER_FAILURE_RATE: '25', UPSTREAM_BREAKER_MIN_CALLS: '40', UPSTREAM_BREAKER_WINDOW_MS: '30000' })
+t.test('the breaker variables: a rate in percent, a minimum volume, a window; the ' +
+  'retired threshold is named', async t => {
+  const config = loadConfig({
+    ...required,
+    UPSTREAM_BREAKER_FAILURE_RATE: '25',
+    UPSTREAM_BREAKER_MIN_CALLS: '40',
+    UPSTREAM_BREAKER_WINDOW_MS: '30000'
+  })
   t.match(config, {
     UPSTREAM_BREAKER_FAILURE_RATE: 25, UPSTREAM_BREAKER_MIN_CALLS: 40, UPSTREAM_BREAKER_WINDOW_MS: 30_000
   })
 
-  const outOfRange = configError(t, () => loadConfig({ ...required, UPSTREAM_BREAKER_FAILURE_RATE: '100', UPSTREAM_BREAKER_MIN_CALLS: '0', UPSTREAM_BREAKER_WINDOW_MS: '999' }))
+  const outOfRange = configError(t,
+    () => loadConfig({
+      ...required,
+      UPSTREAM_BREAKER_FAILURE_RATE: '100',
+      UPSTREAM_BREAKER_MIN_CALLS: '0',
+      UPSTREAM_BREAKER_WINDOW_MS: '999'
+    }))
   t.strictSame(outOfRange.problems.map(problem => problem.split(' ')[0]).sort(),
     ['UPSTREAM_BREAKER_FAILURE_RATE', 'UPSTREAM_BREAKER_MIN_CALLS', 'UPSTREAM_BREAKER_WINDOW_MS'])
 

@@ -53,7 +53,8 @@ function large (profile: Fields): Fields {
   }
 }
 
-t.test('every fixture, small or large, is written byte for byte as Fastify\'s default serializer writes it', async t => {
+t.test('every fixture, small or large, is written byte for byte as Fastify\'s ' +
+  'default serializer writes it', async t => {
   for (const [name, profile] of Object.entries(fixtures)) {
     for (const [size, value] of [['small', profile], ['large', large(profile)]] as const) {
       const bytes = write(value)

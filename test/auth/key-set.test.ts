@@ -35,7 +35,10 @@ async function serviceOn (
   await app.ready()
   const answer = async (token: string) => await app.inject({ url: '/test/caller', headers: bearer(token) })
   const status = async (token: string) => (await answer(token)).statusCode
-  if (ready) await eventually(async () => (await app.inject('/health/ready')).statusCode === 200, 'the first key set loads')
+  if (ready) {
+    await eventually(async () => (await app.inject('/health/ready')).statusCode === 200,
+      'the first key set loads')
+  }
   return { app, answer, status, lines }
 }
 
@@ -81,7 +84,8 @@ t.test('an EC key added later is served without a restart; a removed key is refu
   t.equal(await status(ecToken), 200, 'served again (and now remembered as verified)')
 
   provider.publish([RSA.jwk])
-  await eventually(async () => await status(ecToken) === 401, 'the removed key is refused, its verified tokens forgotten')
+  await eventually(async () => await status(ecToken) === 401,
+    'the removed key is refused, its verified tokens forgotten')
   t.equal(await status(rsaToken), 200, 'the key still published is served')
 })
 
@@ -129,7 +133,8 @@ t.test('100 tokens with unknown kids cost the provider at most a few fetches, an
   t.ok(provider.fetches - before <= 2, 'nor while the provider is down')
 })
 
-t.test('rotation: a token under a key published within the cooldown is retried (503), then served; never 401', async t => {
+t.test('rotation: a token under a key published within the cooldown is retried ' +
+  '(503), then served; never 401', async t => {
   const provider = await startKeySetServer(t)
   provider.publish([RSA.jwk])
   // A 2 s period, so the early-refresh cooldown is 2 s too.
@@ -137,7 +142,11 @@ t.test('rotation: a token under a key published within the cooldown is retried (
   const url = await app.listen({ host: '127.0.0.1', port: 0 })
   const ask = async (token: string) => {
     const res = await request(`${url}/test/caller`, { headers: bearer(token) })
-    return { status: res.statusCode, retryAfter: res.headers['retry-after'], body: await res.body.json() as { code?: string } }
+    return {
+      status: res.statusCode,
+      retryAfter: res.headers['retry-after'],
+      body: await res.body.json() as { code?: string }
+    }
   }
   // An invented kid starts the cooldown (or meets the one of the load) ...
   const invented = withKid('RS256', 'invented', RSA.privateKey)
@@ -190,7 +199,8 @@ t.test('the provider down or answering garbage for several periods: known keys k
     t.ok(await scrape(app, 'bff_auth_jwks_refresh_failures_total') >= failed + 3, `${name}: each failure counted`)
     t.ok(lines.some(line => line.level === 40 && reason.test(String(line.reason))), `${name}: logged at warn with why`)
     t.equal(await scrape(app, 'bff_auth_jwks_keys'), 1, `${name}: the known key kept`)
-    t.notOk(lines.some(line => JSON.stringify(line).includes('maintenance')), `${name}: the answer itself is never logged`)
+    t.notOk(lines.some(line => JSON.stringify(line).includes('maintenance')),
+      `${name}: the answer itself is never logged`)
     t.equal((await app.inject('/health/ready')).statusCode, 200, `${name}: still ready, it can verify`)
   }))
 })
@@ -211,8 +221,10 @@ t.test('a malformed member is skipped, never the whole set; encryption and symme
   t.equal(await status(withKid('RS256', RSA.kid, RSA.privateKey)), 200)
   t.equal(await status(withKid('ES256', EC.kid, EC.privateKey)), 200)
   // A kid the set holds no usable key for: refused once a refresh after its first use has not found it.
-  await eventually(async () => await status(withKid('RS256', 'enc-1', RSA.privateKey)) === 401, 'the encryption key verifies nothing')
-  t.equal(await status(hs256(claimsFor(), Buffer.from('secret'), { kid: 'hmac' })), 401, 'the symmetric key verifies nothing')
+  await eventually(async () => await status(withKid('RS256', 'enc-1', RSA.privateKey)) === 401,
+    'the encryption key verifies nothing')
+  t.equal(await status(hs256(claimsFor(), Buffer.from('secret'), { kid: 'hmac' })), 401,
+    'the symmetric key verifies nothing')
   t.ok(lines.some(line => line.msg === 'key set member skipped'), 'a skipped member is logged')
 })
 

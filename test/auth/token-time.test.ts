@@ -14,8 +14,10 @@ const RSA = setKeyPair('rsa', 'rsa-time')
 
 /** [what, claims, served]: the `iat` cases of the finding, and one inside the 30 s tolerance. */
 const CASES: Array<[string, () => Claims, boolean]> = [
-  ['iat and exp ten years ahead', () => claimsFor(IVANOV, { iat: inSeconds(10 * YEAR), exp: inSeconds(10 * YEAR + 600) }), false],
-  ['iat one day ahead, exp two days ahead', () => claimsFor(IVANOV, { iat: inSeconds(DAY), exp: inSeconds(2 * DAY) }), false],
+  ['iat and exp ten years ahead',
+    () => claimsFor(IVANOV, { iat: inSeconds(10 * YEAR), exp: inSeconds(10 * YEAR + 600) }), false],
+  ['iat one day ahead, exp two days ahead', () => claimsFor(IVANOV, { iat: inSeconds(DAY), exp: inSeconds(2 * DAY) }),
+    false],
   ['iat and exp both 1e12', () => claimsFor(IVANOV, { iat: 1e12, exp: 1e12 }), false],
   ['iat 10 s ahead (an issuer clock within the tolerance)', () => claimsFor(IVANOV, { iat: inSeconds(10) }), true]
 ]

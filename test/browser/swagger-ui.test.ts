@@ -57,7 +57,8 @@ async function tryProfileInSwaggerUi (t: Test): Promise<void> {
   await dialog.locator('button.close-modal').click()
   await dialog.waitFor({ state: 'detached' })
 
-  const operation = page.locator('.opblock.opblock-get', { has: page.locator('.opblock-summary-path[data-path="/api/users/profile"]') })
+  const operation = page.locator('.opblock.opblock-get',
+    { has: page.locator('.opblock-summary-path[data-path="/api/users/profile"]') })
   await operation.locator('.opblock-summary').click()
   await operation.locator('button.try-out__btn').click()
   await operation.locator('button.execute').click()
@@ -69,7 +70,8 @@ async function tryProfileInSwaggerUi (t: Test): Promise<void> {
 
   t.equal((await answer.locator('.response-col_status').innerText()).trim(), '200', 'Swagger UI shows a 200')
   t.match(await body.innerText(), `"uid_client": "${IVANOV.uid_client}"`, 'and the profile of the authorized client')
-  t.match(await operation.locator('.curl-command').innerText(), 'Authorization: Bearer', 'the request carried the bearer token')
+  t.match(await operation.locator('.curl-command').innerText(), 'Authorization: Bearer',
+    'the request carried the bearer token')
   t.strictSame(pageErrors, [], 'no script errors on the page')
 
   // From the operation's title down to the end of the live answer; the documented responses below are left out.

@@ -10,7 +10,10 @@ import type { PassportClientFound } from '../../schemas/passport.ts'
 import { ivanov } from '../../sandbox/seed.ts'
 import { startSandboxUpstream } from '../../sandbox/upstream.ts'
 import { createUpstreamClient, type Exchange } from '../../src/upstream/client.ts'
-import { operationNames, operations, type KeyName, type OperationName, type ParamsOf } from '../../schemas/operations.ts'
+import {
+  operationNames, operations, type KeyName, type OperationName,
+  type ParamsOf
+} from '../../schemas/operations.ts'
 
 const REAL_UPSTREAM_ENV = [
   'CONTRACT_UPSTREAM_URL',

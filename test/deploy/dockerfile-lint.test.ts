@@ -44,13 +44,15 @@ t.test('the service runs as the unprivileged node user', async t => {
   t.ok(lastIndexOf('USER') < indexOf('CMD'), 'USER comes before CMD')
   // As node, one RUN only: the one that fills the compile cache (the node user's own folder).
   const asNode = of('RUN').filter(step => steps.indexOf(step) > lastIndexOf('USER'))
-  t.strictSame(asNode.map(step => step.args.at(-1)), ['src/compile-cache.ts'], 'the only RUN as node fills the compile cache')
+  t.strictSame(asNode.map(step => step.args.at(-1)), ['src/compile-cache.ts'],
+    'the only RUN as node fills the compile cache')
 })
 
 t.test('npm start\'s environment, and a compile cache filled for the CMD', async t => {
   const env = Object.assign({}, ...of('ENV').map(envOf)) as Record<string, string>
   t.strictSame(env, startEnv(), 'ENV sets exactly what npm start sets')
-  t.ok(env.NODE_COMPILE_CACHE !== undefined && !env.NODE_COMPILE_CACHE.startsWith('/'), 'a compile cache, relative to WORKDIR as in npm start')
+  t.ok(env.NODE_COMPILE_CACHE !== undefined && !env.NODE_COMPILE_CACHE.startsWith('/'),
+    'a compile cache, relative to WORKDIR as in npm start')
   t.ok(lastIndexOf('ENV') < indexOf('CMD'))
   const fill = of('RUN').find(step => step.args.at(-1) === 'src/compile-cache.ts')
   t.ok(fill?.execForm, 'the cache is filled by node itself (exec form)')
@@ -61,7 +63,8 @@ t.test('npm start\'s environment, and a compile cache filled for the CMD', async
 })
 
 t.test('EXPOSE is the default PORT of the config', async t => {
-  t.strictSame(of('EXPOSE').map(step => step.args.join(' ')), [String((ConfigSchema.properties.PORT as { default?: number }).default)])
+  t.strictSame(of('EXPOSE').map(step => step.args.join(' ')),
+    [String((ConfigSchema.properties.PORT as { default?: number }).default)])
 })
 
 t.test('dependencies come from the lockfile, production only', async t => {
@@ -71,7 +74,8 @@ t.test('dependencies come from the lockfile, production only', async t => {
   t.match(install?.args, ['npm', 'ci'])
   t.ok(install?.args.includes('--omit=dev'), 'npm ci --omit=dev')
   for (const run of runs) t.notMatch(run.args.join(' '), /\bnpm (install|i|update)\b/, `line ${run.line}: no npm install (it could drift from the lockfile)`)
-  const lockCopied = steps.findIndex(step => step.keyword === 'COPY' && step.args.slice(0, -1).includes('package-lock.json'))
+  const lockCopied = steps.findIndex(step => step.keyword === 'COPY' &&
+    step.args.slice(0, -1).includes('package-lock.json'))
   t.ok(lockCopied !== -1 && lockCopied < steps.indexOf(install!), 'the lockfile is copied before npm ci')
 })
 
@@ -82,7 +86,10 @@ t.test('only src/, schemas/ and the package files are copied, owned by root', as
   const sources = copies.flatMap(step => step.args.slice(0, -1))
   for (const source of sources) t.ok(ALLOWED_SOURCES.has(source), `COPY ${source} is allowed`)
   t.strictSame(new Set(sources), ALLOWED_SOURCES, 'every allowed path is copied')
-  for (const copy of copies) t.strictSame(copy.flags, [], `line ${copy.line}: no --from or --chown: the code stays read-only to the node user`)
+  for (const copy of copies) {
+    t.strictSame(copy.flags, [],
+      `line ${copy.line}: no --from or --chown: the code stays read-only to the node user`)
+  }
 })
 
 t.test('NODE_ENV is neither set nor read', async t => {
@@ -98,13 +105,15 @@ t.test('NODE_ENV is neither set nor read', async t => {
 
 t.test('.dockerignore keeps the build context to what the Dockerfile copies', async t => {
   const context = buildContextFiles()
-  const allowed = (file: string) => ALLOWED_SOURCES.has(file) || [...ALLOWED_SOURCES].some(dir => dir.endsWith('/') && file.startsWith(dir))
+  const allowed = (file: string) => ALLOWED_SOURCES.has(file) ||
+    [...ALLOWED_SOURCES].some(dir => dir.endsWith('/') && file.startsWith(dir))
   t.strictSame(context.filter(file => !allowed(file)), [], 'nothing outside the copied paths')
-  t.ok(context.includes('src/server.ts') && context.includes('schemas/profile.ts') && context.includes('package-lock.json'))
+  t.ok(context.includes('src/server.ts') && context.includes('schemas/profile.ts') &&
+    context.includes('package-lock.json'))
   const matcher = dockerignore()
-  for (const path of ['node_modules', 'node_modules/fastify/package.json', '.git', '.git/config', '.env', '.env.production',
-    'src/.env', 'src/node_modules/x.js', 'test/e2e/service.test.ts', 'bench/report.json', 'coverage/index.html', '.tap/x',
-    'deploy/kubernetes/deployment.yaml', 'scratch/notes.md', 'profile.cpuprofile']) {
+  for (const path of ['node_modules', 'node_modules/fastify/package.json', '.git', '.git/config', '.env',
+    '.env.production', 'src/.env', 'src/node_modules/x.js', 'test/e2e/service.test.ts', 'bench/report.json',
+    'coverage/index.html', '.tap/x', 'deploy/kubernetes/deployment.yaml', 'scratch/notes.md', 'profile.cpuprofile']) {
     t.ok(matcher.ignores(path), `${path} stays out`)
   }
 })

@@ -96,7 +96,8 @@ const cores = (quantity: string) => quantity.endsWith('m') ? Number(quantity.sli
 t.test('kustomization.yaml lists every manifest of the folder', async t => {
   const files = [...new Set(resources.map(d => d.file))].sort()
   t.strictSame([...kustomization.resources].sort(), files)
-  t.strictSame(kustomization.images?.map(image => image.name), [container.image], 'its image entry is the Deployment\'s image')
+  t.strictSame(kustomization.images?.map(image => image.name), [container.image],
+    'its image entry is the Deployment\'s image')
 })
 
 t.test('every manifest is valid against the Kubernetes API schema of its kind', async t => {
@@ -105,7 +106,8 @@ t.test('every manifest is valid against the Kubernetes API schema of its kind', 
     `${OPERATOR_API} ServiceMonitor`, 'policy/v1 PodDisruptionBudget', 'v1 ConfigMap', 'v1 Service'])
   // kubernetes-models is laid out by apiVersion: kubernetes-models/apps/v1, kubernetes-models/v1...
   const model = async (manifest: Manifest) => {
-    const module = await import(`kubernetes-models/${manifest.apiVersion}`) as Record<string, new (data: unknown) => { validate (): void }>
+    type ModelClass = new (data: unknown) => { validate (): void }
+    const module = await import(`kubernetes-models/${manifest.apiVersion}`) as Record<string, ModelClass>
     const Model = module[manifest.kind]
     if (Model === undefined) throw new Error(`no model for ${manifest.apiVersion} ${manifest.kind}`)
     return new Model(manifest)
@@ -124,17 +126,35 @@ t.test('every manifest is valid against the Kubernetes API schema of its kind', 
 t.test('selectors of the Service, HPA and PDB reach the Deployment\'s pods', async t => {
   const labels = deployment.spec.template.metadata.labels
   t.match(labels, deployment.spec.selector.matchLabels)
-  const service = one<{ spec: { selector: Record<string, string>, ports: Array<{ targetPort: string | number }> } }>('Service')
+  const service =
+    one<{ spec: { selector: Record<string, string>, ports: Array<{ targetPort: string | number }> } }>('Service')
   t.match(labels, service.spec.selector)
-  t.ok(service.spec.ports.every(p => container.ports.some(c => c.name === p.targetPort || c.containerPort === p.targetPort)), 'the Service targets the container port')
-  const pdb = one<{ spec: { selector: { matchLabels: Record<string, string> }, maxUnavailable?: number } }>('PodDisruptionBudget')
+  const targeted = (port: string | number) => container.ports.some(c => c.name === port || c.containerPort === port)
+  t.ok(service.spec.ports.every(p => targeted(p.targetPort)), 'the Service targets the container port')
+  const pdb = one<{
+    spec: {
+      selector: { matchLabels: Record<string, string> },
+      maxUnavailable?: number
+    }
+  }>('PodDisruptionBudget')
   t.match(labels, pdb.spec.selector.matchLabels)
   t.equal(pdb.spec.maxUnavailable, 1, 'drains take one pod at a time')
-  const hpa = one<{ spec: { scaleTargetRef: { apiVersion: string, kind: string, name: string }, minReplicas: number, maxReplicas: number, metrics: Array<{ type: string, resource?: { name: string, target: { type: string } } }> } }>('HorizontalPodAutoscaler')
+  const hpa = one<{
+    spec: {
+      scaleTargetRef: { apiVersion: string, kind: string, name: string },
+      minReplicas: number,
+      maxReplicas: number,
+      metrics: Array<{
+        type: string,
+        resource?: { name: string, target: { type: string } }
+      }>
+    }
+  }>('HorizontalPodAutoscaler')
   t.strictSame(hpa.spec.scaleTargetRef, { apiVersion: 'apps/v1', kind: 'Deployment', name: deployment.metadata.name })
   t.equal(hpa.spec.minReplicas, deployment.spec.replicas, 'never below the Deployment\'s replicas')
   t.ok(hpa.spec.maxReplicas > hpa.spec.minReplicas)
-  t.match(hpa.spec.metrics, [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization' } } }], 'scales on CPU')
+  t.match(hpa.spec.metrics, [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization' } } }],
+    'scales on CPU')
 })
 
 t.test('3 replicas of the image\'s own command', async t => {
@@ -152,7 +172,8 @@ t.test('the probes ask real routes of the app, on its port', async t => {
   const { app } = await buildTestApp(t)
   for (const probe of [container.startupProbe, container.readinessProbe, container.livenessProbe]) {
     if (probe === undefined) continue
-    t.ok(container.ports.some(p => p.name === probe.httpGet.port || p.containerPort === probe.httpGet.port), `${probe.httpGet.path} on a container port`)
+    t.ok(container.ports.some(p => p.name === probe.httpGet.port || p.containerPort === probe.httpGet.port),
+      `${probe.httpGet.path} on a container port`)
     const res = await app.inject({ method: 'GET', url: probe.httpGet.path })
     t.equal(res.statusCode, 200, `GET ${probe.httpGet.path} answers 200`)
   }
@@ -190,12 +211,14 @@ t.test('a stopping pod drains before SIGTERM and finishes its requests within th
     ...configMap.data, PASSPORT_API_KEY: PASSPORT_KEY, DEALER_API_KEY: DEALER_KEY, AUTH_JWT_SECRET: JWT_SECRET
   })
   t.ok(pod.terminationGracePeriodSeconds > pause + config.SHUTDOWN_GRACE_MS / 1000,
-    `terminationGracePeriodSeconds ${pod.terminationGracePeriodSeconds} > ${pause} s pause + ${config.SHUTDOWN_GRACE_MS} ms grace`)
+    `terminationGracePeriodSeconds ${pod.terminationGracePeriodSeconds} > ` +
+      `${pause} s pause + ${config.SHUTDOWN_GRACE_MS} ms grace`)
 })
 
 t.test('non-root, read-only, no privileges', async t => {
   t.match(pod.securityContext, { runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } })
-  t.strictSame(container.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } })
+  t.strictSame(container.securityContext,
+    { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } })
 })
 
 /**
@@ -285,13 +308,15 @@ t.test('the Operator\'s resources have the shape of their CRDs', async t => {
   const checks = { ServiceMonitor: Compile(ServiceMonitorSchema), PrometheusRule: Compile(PrometheusRuleSchema) }
   for (const [kind, check] of Object.entries(checks)) {
     const manifest = one<unknown>(kind)
-    t.ok(check.Check(manifest), `${kind}: ${[...check.Errors(manifest)].map(e => `${e.instancePath} ${e.message}`).join('; ')}`)
+    t.ok(check.Check(manifest),
+      `${kind}: ${[...check.Errors(manifest)].map(e => `${e.instancePath} ${e.message}`).join('; ')}`)
   }
   // The check bites: a misspelt field and a wrong type are refused.
   const misspelt = structuredClone(serviceMonitor) as unknown as { spec: { endpoints: Array<Record<string, unknown>> } }
   misspelt.spec.endpoints[0]!.bearerTokenSecrett = {}
   t.notOk(checks.ServiceMonitor.Check(misspelt))
-  const wrong = structuredClone(one<{ spec: { groups: Array<{ rules: Array<Record<string, unknown>> }> } }>('PrometheusRule'))
+  const wrong =
+    structuredClone(one<{ spec: { groups: Array<{ rules: Array<Record<string, unknown>> }> } }>('PrometheusRule'))
   wrong.spec.groups[0]!.rules[0]!.expr = 42
   t.notOk(checks.PrometheusRule.Check(wrong))
 })
@@ -302,13 +327,18 @@ t.test('the PrometheusRule holds every rule group of the alerts', async t => {
 })
 
 t.test('the ServiceMonitor scrapes the Service\'s pods with the metrics key of the pods\' Secret', async t => {
-  const service = one<{ metadata: { labels: Record<string, string> }, spec: { ports: Array<{ name: string }> } }>('Service')
+  const service = one<{
+    metadata: { labels: Record<string, string> },
+    spec: { ports: Array<{ name: string }> }
+  }>('Service')
   t.match(service.metadata.labels, serviceMonitor.spec.selector.matchLabels, 'it selects the Service')
   const [endpoint] = serviceMonitor.spec.endpoints
-  t.ok(service.spec.ports.some(port => port.name === endpoint!.port), `port ${endpoint!.port} is a named port of the Service`)
+  t.ok(service.spec.ports.some(port => port.name === endpoint!.port),
+    `port ${endpoint!.port} is a named port of the Service`)
   t.equal(endpoint!.path, METRICS_PATH)
   const metricsKey = container.env.find(e => e.name === 'METRICS_API_KEY')?.valueFrom?.secretKeyRef
-  t.strictSame(endpoint!.authorization.credentials, { name: metricsKey?.name, key: metricsKey?.key }, 'the key the pods read')
+  t.strictSame(endpoint!.authorization.credentials, { name: metricsKey?.name, key: metricsKey?.key },
+    'the key the pods read')
 
   // What the scrape gets from the service with the key (test/plugins/metrics.test.ts: 401 without).
   const key = 'metrics-key-for-the-manifest-test'
@@ -318,6 +348,7 @@ t.test('the ServiceMonitor scrapes the Service\'s pods with the metrics key of t
 
 t.test('the pods\' scrape annotations name the metrics port and path', async t => {
   t.equal(podAnnotations['prometheus.io/scrape'], 'true')
-  t.strictSame(container.ports.map(p => String(p.containerPort)), [podAnnotations['prometheus.io/port']], 'the container port')
+  t.strictSame(container.ports.map(p => String(p.containerPort)), [podAnnotations['prometheus.io/port']],
+    'the container port')
   t.equal(podAnnotations['prometheus.io/path'], METRICS_PATH)
 })

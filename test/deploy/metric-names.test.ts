@@ -62,7 +62,8 @@ async function liveScrape (t: Parameters<typeof buildTestApp>[0]): Promise<Map<s
   t.equal(degraded.headers['x-degraded'], 'discount')
   // The client's copy (passport and contractor) is written after the answer has gone.
   const written = /^bff_profile_copies_written_total 1$/m
-  await eventually(async () => written.test((await app.inject({ url: '/metrics', headers: scrapeKey })).body), 'the copy is written')
+  await eventually(async () => written.test((await app.inject({ url: '/metrics', headers: scrapeKey })).body),
+    'the copy is written')
   // The passport's answer breaks its schema: refused, and the copy answers instead.
   const drifted = fx.catalogCarsView.map(crumb => ({ ...crumb, data: fx.breadcrumbData }))
   answer(upstream, operations['passport.get_client'].path, 200, { ...fx.passportFound, catalog_cars_view: drifted })
@@ -103,15 +104,18 @@ function merged (...scrapes: Array<Map<string, Set<string>>>): Map<string, Set<s
 }
 
 t.test('the PromQL reading: names, labels, and nothing else', async t => {
-  const read = promqlNames('sum by (job, le) (rate(a_bucket{route="/x",status_code=~"5.."}[5m])) / ignoring(le) b offset 1h or on (instance) c_total > 0.5 and histogram_quantile(0.9, d[$__rate_interval])')
+  const read = promqlNames('sum by (job, le) (rate(a_bucket{route="/x",status_code=~"5.."}[5m])) / ignoring(le) b ' +
+    'offset 1h or on (instance) c_total > 0.5 and histogram_quantile(0.9, d[$__rate_interval])')
   t.strictSame(Object.fromEntries([...read.metrics].map(([name, labels]) => [name, [...labels]])),
     { a_bucket: ['route', 'status_code'], b: [], c_total: [], d: [] })
   t.strictSame([...read.grouping].sort(), ['instance', 'job', 'le'])
   t.strictSame(promqlNames('job:x:rate5m{job=~"$job"} > 0.072').metrics, new Map([['job:x:rate5m', new Set(['job'])]]))
   const scraped = new Map([['bff_up', new Set(['instance'])]])
   t.strictSame(unknownNames('max by (instance) (bff_up{job="x"})', scraped, new Set()), [])
-  t.strictSame(unknownNames('sum by (zone) (bff_upp{kind="y"})', scraped, new Set()), ['metric bff_upp', 'label zone'], 'a typo is caught')
-  t.strictSame(unknownNames('bff_up{route="/"}', scraped, new Set()), ['label route of bff_up'], 'a label of another metric is caught')
+  t.strictSame(unknownNames('sum by (zone) (bff_upp{kind="y"})', scraped, new Set()), ['metric bff_upp', 'label zone'],
+    'a typo is caught')
+  t.strictSame(unknownNames('bff_up{route="/"}', scraped, new Set()), ['label route of bff_up'],
+    'a label of another metric is caught')
 })
 
 t.test('every rule and dashboard query names only what a live scrape exports', async t => {
@@ -119,16 +123,21 @@ t.test('every rule and dashboard query names only what a live scrape exports', a
   const keySet = await keySetScrape(t)
   t.notOk(profile.has('bff_auth_jwks_keys'), 'without AUTH_JWKS_URL no key-set metric')
   const scraped = merged(profile, keySet)
-  t.ok(scraped.has('bff_upstream_contract_violations_total') && scraped.get('bff_upstream_contract_violations_total')!.has('path'), 'the contract failure was counted')
+  t.ok(scraped.has('bff_upstream_contract_violations_total') &&
+    scraped.get('bff_upstream_contract_violations_total')!.has('path'), 'the contract failure was counted')
   t.ok(scraped.has('bff_redis_up'), 'the Redis gauges are there')
-  t.strictSame([...scraped.get('bff_profile_stale_sections_total') ?? []].sort(), ['reason', 'section'], 'the stale answer was counted')
+  t.strictSame([...scraped.get('bff_profile_stale_sections_total') ?? []].sort(), ['reason', 'section'],
+    'the stale answer was counted')
 
   for (const rule of rules) {
     const name = 'record' in rule ? rule.record : rule.alert
     t.strictSame(unknownNames(rule.expr, scraped, records), [], `rule ${name}`)
   }
   for (const panel of queryPanels) {
-    for (const target of panel.targets ?? []) t.strictSame(unknownNames(target.expr, scraped, records), [], `panel "${panel.title}": ${target.expr}`)
+    for (const target of panel.targets ?? []) {
+      t.strictSame(unknownNames(target.expr, scraped, records), [],
+        `panel "${panel.title}": ${target.expr}`)
+    }
   }
   for (const variable of dashboard.templating.list.filter(v => v.type === 'query')) {
     const query = typeof variable.query === 'string' ? variable.query : variable.query.query
@@ -138,7 +147,8 @@ t.test('every rule and dashboard query names only what a live scrape exports', a
 })
 
 t.test('the dashboard: generated, a Prometheus data-source variable, every panel on it', async t => {
-  t.equal(readFileSync(DASHBOARD_FILE, 'utf8'), dashboardJson(), 'deploy/grafana/dealer-bff.json: run `npm run dashboard`')
+  t.equal(readFileSync(DASHBOARD_FILE, 'utf8'), dashboardJson(),
+    'deploy/grafana/dealer-bff.json: run `npm run dashboard`')
   const source = dashboard.templating.list.find(v => v.type === 'datasource')
   t.match(source, { name: 'datasource', query: 'prometheus' })
   const ids = dashboard.panels.map(panel => panel.id)
@@ -149,11 +159,11 @@ t.test('the dashboard: generated, a Prometheus data-source variable, every panel
   }
   const exprs = queryPanels.flatMap(panel => panel.targets ?? []).map(target => target.expr).join('\n')
   // What the issue asks the dashboard to show.
-  for (const metric of ['bff_http_requests_total', 'bff_http_request_duration_seconds_bucket', 'bff_upstream_requests_total',
-    'bff_upstream_breaker_state', 'bff_profile_degraded_sections_total', 'bff_upstream_contract_violations_total',
-    'bff_redis_up', 'process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_p99_seconds',
-    'bff_profile_stale_sections_total', 'bff_auth_jwks_keys', 'bff_auth_jwks_last_load_timestamp_seconds',
-    'bff_app_version_requests_total']) {
+  for (const metric of ['bff_http_requests_total', 'bff_http_request_duration_seconds_bucket',
+    'bff_upstream_requests_total', 'bff_upstream_breaker_state', 'bff_profile_degraded_sections_total',
+    'bff_upstream_contract_violations_total', 'bff_redis_up', 'process_cpu_seconds_total',
+    'process_resident_memory_bytes', 'nodejs_eventloop_lag_p99_seconds', 'bff_profile_stale_sections_total',
+    'bff_auth_jwks_keys', 'bff_auth_jwks_last_load_timestamp_seconds', 'bff_app_version_requests_total']) {
     t.ok(exprs.includes(metric), `a panel shows ${metric}`)
   }
   t.match(exprs, /status_code="429"/, 'rate-limit refusals')

@@ -31,7 +31,8 @@ async function run (binary: string, args: string[], env?: NodeJS.ProcessEnv): Pr
 
 t.test('the committed rules are what `npm run alerts` writes', async t => {
   t.equal(readFileSync(ALERTS_FILE, 'utf8'), alertsYaml(), 'deploy/prometheus/alerts.yaml: run `npm run alerts`')
-  t.equal(readFileSync(PROMETHEUS_RULE_FILE, 'utf8'), prometheusRuleYaml(), 'deploy/kubernetes/prometheus-rule.yaml: run `npm run alerts`')
+  t.equal(readFileSync(PROMETHEUS_RULE_FILE, 'utf8'), prometheusRuleYaml(),
+    'deploy/kubernetes/prometheus-rule.yaml: run `npm run alerts`')
   const plain = parse(readFileSync(ALERTS_FILE, 'utf8'))
   const operator = parse(readFileSync(PROMETHEUS_RULE_FILE, 'utf8'))
   t.strictSame(operator.spec.groups, plain.groups, 'the PrometheusRule holds the very same groups')
@@ -44,7 +45,8 @@ t.test('every alert says what, how bad, with its numbers, and where to read on',
     t.ok(['critical', 'warning'].includes(rule.labels.severity), `${rule.alert}: severity ${rule.labels.severity}`)
     t.ok(rule.annotations.summary.length > 0, `${rule.alert}: a summary`)
     t.match(rule.annotations.description, /\{\{ \$value\b/, `${rule.alert}: the description gives the value`)
-    t.match(rule.annotations.runbook_url, new RegExp(`/docs/runbook\\.md#${rule.alert.toLowerCase()}$`), `${rule.alert}: a runbook entry`)
+    t.match(rule.annotations.runbook_url, new RegExp(`/docs/runbook\\.md#${rule.alert.toLowerCase()}$`),
+      `${rule.alert}: a runbook entry`)
   }
   // Budget burn: a fast page, a slower page and a ticket, each of two windows.
   const burns = alerts.filter(rule => rule.alert === 'BffProfileErrorBudgetBurn')
@@ -59,15 +61,18 @@ t.test('every alert says what, how bad, with its numbers, and where to read on',
 
 interface AlertTest { eval_time: string, alertname: string, exp_alerts: unknown[] }
 t.test('the unit tests make every alert fire, and show each one quiet', async t => {
-  const tests = (parse(readFileSync(ALERT_TESTS_FILE, 'utf8')) as { tests: Array<{ alert_rule_test?: AlertTest[] }> }).tests
+  const tests =
+    (parse(readFileSync(ALERT_TESTS_FILE, 'utf8')) as { tests: Array<{ alert_rule_test?: AlertTest[] }> }).tests
   const cases = tests.flatMap(test => test.alert_rule_test ?? [])
   for (const name of new Set(alerts.map(rule => rule.alert))) {
     t.ok(cases.some(c => c.alertname === name && c.exp_alerts.length > 0), `${name} fires`)
     t.ok(cases.some(c => c.alertname === name && c.exp_alerts.length === 0), `${name} stays quiet`)
   }
   // Every severity of the burn alert is seen firing.
-  const fired = cases.filter(c => c.alertname === 'BffProfileErrorBudgetBurn').flatMap(c => c.exp_alerts) as Array<{ exp_labels: { long_window: string } }>
-  t.strictSame([...new Set(fired.map(a => a.exp_labels.long_window))].sort(), ['1d', '1h', '6h'], 'both pages and the ticket')
+  const fired = cases.filter(c => c.alertname === 'BffProfileErrorBudgetBurn')
+    .flatMap(c => c.exp_alerts) as Array<{ exp_labels: { long_window: string } }>
+  t.strictSame([...new Set(fired.map(a => a.exp_labels.long_window))].sort(), ['1d', '1h', '6h'],
+    'both pages and the ticket')
 })
 
 t.test('RUNBOOK_URL: what `npm run alerts` accepts as the runbook\'s address', async t => {
@@ -120,11 +125,13 @@ t.test('promtool', async t => {
     t.match(output, /SUCCESS/)
   })
 
-  t.test('rules and unit tests regenerated for a deployment\'s runbook pass; the old tests see the new links', async t => {
+  t.test('rules and unit tests regenerated for a deployment\'s runbook pass; the ' +
+    'old tests see the new links', async t => {
     const dir = mkdtempSync(join(tmpdir(), 'bff-rules-'))
     t.teardown(() => rmSync(dir, { recursive: true, force: true }))
     writeFileSync(join(dir, 'alerts.yaml'), alertsYaml(OPERATOR_RUNBOOK))
-    writeFileSync(join(dir, 'alerts.test.yaml'), alertTestsLinkingTo(readFileSync(ALERT_TESTS_FILE, 'utf8'), OPERATOR_RUNBOOK))
+    writeFileSync(join(dir, 'alerts.test.yaml'),
+      alertTestsLinkingTo(readFileSync(ALERT_TESTS_FILE, 'utf8'), OPERATOR_RUNBOOK))
     const passed = await run(promtool, ['test', 'rules', join(dir, 'alerts.test.yaml')])
     t.equal(passed.code, 0, passed.output)
     copyFileSync(ALERT_TESTS_FILE, join(dir, 'alerts.test.yaml'))
@@ -137,7 +144,9 @@ t.test('promtool', async t => {
     const dir = mkdtempSync(join(tmpdir(), 'bff-rules-'))
     t.teardown(() => rmSync(dir, { recursive: true, force: true }))
     const rules = readFileSync(ALERTS_FILE, 'utf8')
-    writeFileSync(join(dir, 'alerts.yaml'), rules.replace('max by (job, operation) (bff_upstream_breaker_state) > 0', 'max by (job, operation) (bff_upstream_breaker_state > 0'))
+    writeFileSync(join(dir, 'alerts.yaml'),
+      rules.replace('max by (job, operation) (bff_upstream_breaker_state) > 0',
+        'max by (job, operation) (bff_upstream_breaker_state > 0'))
     const broken = await run(promtool, ['check', 'rules', join(dir, 'alerts.yaml')])
     t.not(broken.code, 0)
     t.match(broken.output, /parse error/)

@@ -3,7 +3,10 @@
 // backslashes, escapes, invalid UTF-8, a byte order mark) both must give the same value, or both must throw.
 import fc from 'fast-check'
 import t from 'tap'
-import { answerText, LARGE_BODY_BYTES, parseAnswerJson, parseAsAscii } from '../../src/upstream/transport/answer-body.ts'
+import {
+  answerText, LARGE_BODY_BYTES, parseAnswerJson,
+  parseAsAscii
+} from '../../src/upstream/transport/answer-body.ts'
 
 type Outcome = { value: string } | 'threw'
 
@@ -21,7 +24,8 @@ const BOM = Buffer.from([0xEF, 0xBB, 0xBF])
 
 // Pieces of JSON text and of what breaks it: escapes, and bytes no UTF-8 decoder accepts as they stand.
 const piece = fc.oneof(
-  fc.constantFrom('"', '\\', '\\\\', '\\u', '\\u00', '\\"', '{', '}', '[', ']', ':', ',', '0', '-1.5e3', 'true', 'null', ' ')
+  fc.constantFrom('"', '\\', '\\\\', '\\u', '\\u00', '\\"', '{', '}', '[', ']', ':', ',', '0', '-1.5e3', 'true', 'null',
+    ' ')
     .map(text => Buffer.from(text)),
   fc.string({ unit: 'binary', maxLength: 6 }).map(text => Buffer.from(text)),
   fc.constantFrom([0x80], [0xC3], [0xE2, 0x82], [0xF0, 0x9F, 0x98], [0xFF], [0xED, 0xA0, 0x80], [0xEF, 0xBB, 0xBF])
@@ -68,7 +72,8 @@ function decodings (body: Buffer): { encodings: string[], value: unknown } {
 }
 
 t.test('a large body with Cyrillic text takes the one-byte path and parses as the UTF-8 text does', async t => {
-  const cars = Array.from({ length: 1200 }, (_, i) => ({ id: i, name: 'Лада Веста', city: 'Москва', note: 'ok 😀 \\ "' }))
+  const cars = Array.from({ length: 1200 },
+    (_, i) => ({ id: i, name: 'Лада Веста', city: 'Москва', note: 'ok 😀 \\ "' }))
   const body = Buffer.from(JSON.stringify({ client: 'Иванов Иван', cars }))
   t.ok(body.length > LARGE_BODY_BYTES)
   const large = decodings(body)
@@ -81,9 +86,12 @@ t.test('a large body with Cyrillic text takes the one-byte path and parses as th
   // Invalid UTF-8 inside a string reads as U+FFFD, as the decoder reads it; outside one it is an error both ways.
   const broken = Buffer.concat([body.subarray(0, body.length - 3), Buffer.from([0xC3, 0x22, 0x7D])])
   t.equal(outcome(parseAnswerJson, broken), 'threw')
-  const replaced = Buffer.concat([Buffer.from('{"a":"'), Buffer.from([0xE2, 0x82]), Buffer.from('x"}'), Buffer.alloc(LARGE_BODY_BYTES, 0x20)])
+  const replaced =
+    Buffer.concat([Buffer.from('{"a":"'), Buffer.from([0xE2, 0x82]), Buffer.from('x"}'),
+      Buffer.alloc(LARGE_BODY_BYTES, 0x20)])
   t.same(parseAnswerJson(replaced), { a: '\uFFFDx' })
   // A backslash before a non-ASCII character is an invalid escape, not an escaped backslash.
-  t.equal(outcome(parseAnswerJson, Buffer.concat([Buffer.from('["\\é"]'), Buffer.alloc(LARGE_BODY_BYTES, 0x20)])), 'threw')
+  t.equal(outcome(parseAnswerJson, Buffer.concat([Buffer.from('["\\é"]'), Buffer.alloc(LARGE_BODY_BYTES, 0x20)])),
+    'threw')
   t.same(parseAnswerJson(Buffer.concat([Buffer.from('["\\\\é"]'), Buffer.alloc(LARGE_BODY_BYTES, 0x20)])), ['\\é'])
 })

@@ -119,7 +119,8 @@ async function ours (origin: string, path: string): Promise<Outcome> {
 async function theirs (origin: string, path: string): Promise<Outcome> {
   const client = new Client(origin)
   try {
-    const { statusCode, body } = await request(new URL(path, origin), { method: 'POST', headers: HEADERS, body: BODY, dispatcher: client })
+    const { statusCode, body } = await request(new URL(path, origin),
+      { method: 'POST', headers: HEADERS, body: BODY, dispatcher: client })
     return { status: statusCode, text: await body.text() }
   } catch {
     return 'failed'
@@ -131,8 +132,18 @@ async function theirs (origin: string, path: string): Promise<Outcome> {
 // Text with multi-byte characters (2, 3 and 4 bytes in UTF-8), sometimes after a byte order mark, and
 // sometimes bytes that are not UTF-8 at all.
 const body = fc.oneof(
-  { weight: 4, arbitrary: fc.tuple(fc.boolean(), fc.string({ unit: 'grapheme', maxLength: 40 })).map(([bom, text]) => bom ? Buffer.concat([BOM, Buffer.from(text)]) : Buffer.from(text)) },
-  { weight: 1, arbitrary: fc.constantFrom('ж', '€', '😀', 'Привет, мир').map(text => Buffer.from(`{"name":"${text}"}`)) },
+  {
+    weight: 4,
+    arbitrary: fc.tuple(fc.boolean(),
+      fc.string({ unit: 'grapheme', maxLength: 40 })).map(([bom, text]) => bom
+      ? Buffer.concat([BOM, Buffer.from(text)])
+      : Buffer.from(text))
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom('ж', '€', '😀', 'Привет, мир')
+      .map(text => Buffer.from(`{"name":"${text}"}`))
+  },
   { weight: 1, arbitrary: fc.uint8Array({ maxLength: 20 }).map(bytes => Buffer.from(bytes)) }
 )
 
@@ -160,5 +171,6 @@ t.test('the reader reads what request() + body.text() read, or both fail', async
     if (generated.body.subarray(0, 3).equals(BOM) && generated.cut === 0) outcomes.bom++
     return JSON.stringify(mine) === JSON.stringify(reference)
   }), { seed: 21, numRuns: 80 })
-  t.ok(outcomes.read > 0 && outcomes.failed > 0 && outcomes.bom > 0, `answers read, cut short and with a BOM (${JSON.stringify(outcomes)})`)
+  t.ok(outcomes.read > 0 && outcomes.failed > 0 && outcomes.bom > 0,
+    `answers read, cut short and with a BOM (${JSON.stringify(outcomes)})`)
 })

@@ -17,7 +17,8 @@ const valid = fc.record({
   separator: fc.constantFrom('T', 't'),
   fraction: fc.nat({ max: 9 }),
   offset: fc.oneof(fc.constantFrom('Z', 'z', '+00:00', '-00:00'),
-    fc.tuple(fc.constantFrom('+', '-'), fc.integer({ min: 0, max: 23 }), fc.integer({ min: 0, max: 59 })).map(([s, h, m]) => `${s}${two(h)}:${two(m)}`)),
+    fc.tuple(fc.constantFrom('+', '-'), fc.integer({ min: 0, max: 23 }),
+      fc.integer({ min: 0, max: 59 })).map(([s, h, m]) => `${s}${two(h)}:${two(m)}`)),
   leapSecond: fc.nat({ max: 9 }).map(n => n === 0)
 }).map(({ date, separator, fraction, offset, leapSecond }) => {
   const iso = date.toISOString()
@@ -28,7 +29,8 @@ const valid = fc.record({
 
 // One edit away: a character replaced, removed, inserted or doubled, from characters that matter here.
 const CHARACTERS = ['0', '1', '2', '3', '5', '9', ':', '-', '+', 'T', 'Z', ' ', '.', 'x', '٣', '１', '\n']
-const nearValid = fc.tuple(valid, fc.nat(), fc.constantFrom('replace', 'remove', 'insert', 'double'), fc.constantFrom(...CHARACTERS))
+const nearValid = fc.tuple(valid, fc.nat(), fc.constantFrom('replace', 'remove', 'insert', 'double'),
+  fc.constantFrom(...CHARACTERS))
   .map(([value, at, edit, character]) => {
     const i = at % value.length
     if (edit === 'replace') return value.slice(0, i) + character + value.slice(i + 1)
@@ -39,7 +41,8 @@ const nearValid = fc.tuple(valid, fc.nat(), fc.constantFrom('replace', 'remove',
 
 // Fields at and just past their edges: impossible days (leap years too), hour 24, minute 60, offsets past 23:59.
 const field = (max: number) => fc.integer({ min: 0, max: max + 1 }).map(two)
-const outOfRange = fc.tuple(fc.constantFrom('0000', '1900', '2000', '2023', '2024', '9999'), field(12), field(31), field(23), field(59), field(60),
+const outOfRange = fc.tuple(fc.constantFrom('0000', '1900', '2000', '2023', '2024', '9999'), field(12), field(31),
+  field(23), field(59), field(60),
   fc.constantFrom('+', '-'), field(23), field(59))
   .map(([y, mo, d, h, mi, s, sign, oh, om]) => `${y}-${mo}-${d}T${h}:${mi}:${s}${sign}${oh}:${om}`)
 // The ends of February and of the 30-day months, in leap years and not (the centuries too).
@@ -60,9 +63,12 @@ t.test('the date-time format answers as TypeBox for valid, near-valid and out-of
       return answer === IsDateTime(value)
     }), { seed: 21, numRuns: 3000 })
   }
-  t.ok(accepted.valid > seen.valid / 2, `most valid ones are accepted (${accepted.valid} of ${seen.valid}; a leap second is not always)`)
-  t.ok(accepted.nearValid > 0 && accepted.nearValid < seen.nearValid, `near-valid ones go both ways (${accepted.nearValid} of ${seen.nearValid})`)
-  t.ok(accepted.outOfRange > 0 && accepted.outOfRange < seen.outOfRange, `out-of-range ones too (${accepted.outOfRange} of ${seen.outOfRange})`)
+  t.ok(accepted.valid > seen.valid / 2,
+    `most valid ones are accepted (${accepted.valid} of ${seen.valid}; a leap second is not always)`)
+  t.ok(accepted.nearValid > 0 && accepted.nearValid < seen.nearValid,
+    `near-valid ones go both ways (${accepted.nearValid} of ${seen.nearValid})`)
+  t.ok(accepted.outOfRange > 0 && accepted.outOfRange < seen.outOfRange,
+    `out-of-range ones too (${accepted.outOfRange} of ${seen.outOfRange})`)
 })
 
 t.test('any string, and the edge cases by name', async t => {

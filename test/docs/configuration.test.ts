@@ -15,8 +15,10 @@ t.test('the variable table names every ConfigSchema variable with its default, a
   const required = new Set<string>((ConfigSchema as { required?: string[] }).required ?? [])
   for (const [name, schema] of Object.entries(properties)) {
     const last = rows.get(name)?.at(-1) ?? ''
-    if (schema.default !== undefined) t.match(last, `\`${String(schema.default)}\``, `${name} defaults to ${String(schema.default)}`)
-    else if (required.has(name)) t.match(last, 'required', `${name} is required`)
+    if (schema.default !== undefined) {
+      t.match(last, `\`${String(schema.default)}\``,
+        `${name} defaults to ${String(schema.default)}`)
+    } else if (required.has(name)) t.match(last, 'required', `${name} is required`)
     else t.match(last, 'unset', `${name} is optional`)
   }
 })

@@ -19,17 +19,19 @@ for (const value of Object.values(catalog)) {
 
 /** What each route answers besides success (docs/api.md). */
 const answers: Record<string, string[]> = {
-  'POST /request-console': ['BAD_REQUEST', 'UNAUTHORIZED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'RATE_LIMITED', 'INTERNAL_ERROR',
-    'SERVICE_UNAVAILABLE', 'UPSTREAM_BAD_RESPONSE', 'UPSTREAM_UNAVAILABLE', 'UPSTREAM_TIMEOUT'],
-  'GET /api/users/profile': ['UNAUTHORIZED', 'CLIENT_NOT_FOUND', 'RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE',
-    'UPSTREAM_BAD_RESPONSE', 'UPSTREAM_UNAVAILABLE', 'UPSTREAM_TIMEOUT', 'BAD_REQUEST', 'APP_UPDATE_REQUIRED',
-    'SIGNING_KEY_PENDING'],
+  'POST /request-console': ['BAD_REQUEST', 'UNAUTHORIZED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE',
+    'RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE', 'UPSTREAM_BAD_RESPONSE', 'UPSTREAM_UNAVAILABLE',
+    'UPSTREAM_TIMEOUT'],
+  'GET /api/users/profile': ['UNAUTHORIZED', 'CLIENT_NOT_FOUND', 'RATE_LIMITED', 'INTERNAL_ERROR',
+    'SERVICE_UNAVAILABLE', 'UPSTREAM_BAD_RESPONSE', 'UPSTREAM_UNAVAILABLE', 'UPSTREAM_TIMEOUT', 'BAD_REQUEST',
+    'APP_UPDATE_REQUIRED', 'SIGNING_KEY_PENDING'],
   'GET /health/ready': ['SERVICE_UNAVAILABLE']
 }
 /** Catalog codes no documented route answers, and why. */
 const answeredByNoRoute: Record<string, string> = {
   NOT_FOUND: 'the answer to a path that is not a route',
-  METHOD_NOT_ALLOWED: 'the answer to a route\'s path with a method no route serves there (described in the document\'s info)',
+  METHOD_NOT_ALLOWED: 'the answer to a route\'s path with a method no route serves there (described ' +
+    'in the document\'s info)',
   REQUEST_TIMEOUT: 'answered before routing: the request did not arrive within the server timeouts',
   HEADERS_TOO_LARGE: 'answered before routing: the headers overflow what Node parses'
 }
@@ -69,7 +71,8 @@ t.test('every documented error example is an ErrorBody of its status with a cata
       for (const [status, response] of Object.entries(op.responses as Json)) {
         if (Number(status) < 400) continue
         t.ok(response.description, `${method} ${path} ${status} is described`)
-        for (const [name, example] of Object.entries((response.content?.['application/json']?.examples ?? {}) as Json)) {
+        for (const [name,
+          example] of Object.entries((response.content?.['application/json']?.examples ?? {}) as Json)) {
           seen++
           const where = `${method} ${path} ${status} ${name}`
           t.ok(check.Check(example.value), `${where} is an ErrorBody`)

@@ -63,7 +63,9 @@ t.test('/docs/json: OpenAPI 3.1.0 with components named after the $ids and both 
   const ids = collectShared([ErrorBody, ...profileSchemas, ...consoleSchemas, ...healthSchemas])
     .map(s => (s as { $id: string }).$id)
   t.same([...names].sort(), [...ids].sort(), 'one component per shared schema, named by its $id')
-  for (const name of ['ErrorBody', 'ConsoleRequest', 'ConsoleAnswer', 'PassportParams', 'DealerParams']) t.ok(names.includes(name), name)
+  for (const name of ['ErrorBody', 'ConsoleRequest', 'ConsoleAnswer', 'PassportParams', 'DealerParams']) {
+    t.ok(names.includes(name), name)
+  }
   t.notOk(JSON.stringify(doc).includes('def-'), 'no generated def-N names')
   t.notOk(JSON.stringify(doc).includes('"$id"'), 'no $id left in the document')
 
@@ -95,12 +97,21 @@ t.test('examples: one console request per operation, and every example satisfies
   t.equal(request.anyOf.length, operationNames.length, 'one variant per registry operation')
   t.same(request.examples.map((e: Json) => e.operation), operationNames, 'one example per operation')
   const checkRequest = Compile(ConsoleRequest)
-  for (const example of request.examples) t.ok(checkRequest.Check(example), `request example ${example.operation} is valid`)
+  for (const example of request.examples) {
+    t.ok(checkRequest.Check(example),
+      `request example ${example.operation} is valid`)
+  }
 
   const answer = doc.components.schemas.ConsoleAnswer
   t.ok(answer.examples.length > 0)
   const checkAnswer = Compile(ConsoleAnswer)
-  for (const example of answer.examples) t.ok(checkAnswer.Check(example), `answer example ${example.operation} is valid`)
+  for (const example of answer.examples) {
+    t.ok(checkAnswer.Check(example),
+      `answer example ${example.operation} is valid`)
+  }
 
-  if (doc.components.schemas.Profile !== undefined) t.ok(doc.components.schemas.Profile.examples?.length > 0, 'the profile has an example')
+  if (doc.components.schemas.Profile !== undefined) {
+    t.ok(doc.components.schemas.Profile.examples?.length > 0,
+      'the profile has an example')
+  }
 })

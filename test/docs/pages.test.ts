@@ -16,7 +16,10 @@ t.test('the error code table of docs/api.md has every code of src/errors.ts with
     .map(ErrorClass => new (ErrorClass as unknown as CatalogError)())
   t.strictSame([...rows.keys()].sort(), [...catalog.errorCodes].sort(), 'one row per code')
   t.equal(errors.length, catalog.errorCodes.length, 'one error class per code')
-  for (const { code, statusCode } of errors) t.equal(rows.get(code)?.[1], String(statusCode), `${code} is ${statusCode}`)
+  for (const { code, statusCode } of errors) {
+    t.equal(rows.get(code)?.[1], String(statusCode),
+      `${code} is ${statusCode}`)
+  }
 })
 
 t.test('every CONTRACT_* variable the contract tests read is in docs/testing.md', async t => {
@@ -45,7 +48,8 @@ t.test('every file or folder of the code layout in docs/architecture.md exists',
 
 t.test('the nginx configuration docs/operations.md shows is the one the load-balancer test runs', async t => {
   const shown = /```nginx\n([\s\S]*?)```/.exec(section(page('docs/operations.md'), 'Several instances and Redis'))?.[1]
-  t.equal(shown, readFileSync(root('deploy/nginx/dealer-bff.conf'), 'utf8'), 'the page and deploy/nginx/dealer-bff.conf are the same text')
+  t.equal(shown, readFileSync(root('deploy/nginx/dealer-bff.conf'), 'utf8'),
+    'the page and deploy/nginx/dealer-bff.conf are the same text')
 })
 
 t.test('docs/upstream.md has a row for every operation of the registry, and names every forwarded header', async t => {

@@ -11,7 +11,8 @@ import { Profile } from '../../schemas/profile.ts'
 const rootDir = fileURLToPath(new URL('../../', import.meta.url))
 const root = (path: string) => join(rootDir, path)
 const readme = readFileSync(root('README.md'), 'utf8')
-const pages = ['README.md', 'SECURITY.md', ...readdirSync(root('docs')).filter(name => name.endsWith('.md')).map(name => `docs/${name}`)]
+const pages = ['README.md', 'SECURITY.md',
+  ...readdirSync(root('docs')).filter(name => name.endsWith('.md')).map(name => `docs/${name}`)]
 const texts = new Map(pages.map(page => [page, readFileSync(root(page), 'utf8')]))
 
 /** The pages the README must link: every topic moved out of it. */
@@ -58,7 +59,8 @@ t.test('the README links every page of docs/ the rest moved to, and each exists'
   for (const page of pages.filter(page => page.startsWith('docs/'))) t.ok(linked.has(page), `README.md links ${page}`)
 })
 
-t.test('every relative link of README.md, SECURITY.md and docs/*.md leads to a file, and to a heading there', async t => {
+t.test('every relative link of README.md, SECURITY.md and docs/*.md leads to a ' +
+  'file, and to a heading there', async t => {
   let count = 0
   for (const [page, text] of texts) {
     for (const { path, anchor } of links(text)) {

@@ -115,7 +115,9 @@ function lineOf (text: string, at: number): number {
 
 const paths = tree()
 const repo = repository(paths)
-const scanned = SCANNED.flatMap(entry => entry.includes('.') ? [entry] : paths.filter(path => path.startsWith(`${entry}/`)))
+const scanned = SCANNED.flatMap(entry => entry.includes('.')
+  ? [entry]
+  : paths.filter(path => path.startsWith(`${entry}/`)))
   .filter(path => (CODE.test(path) || path.endsWith('.md')) && statSync(join(ROOT, path)).isFile())
 
 t.test('the check finds what it should and nothing else', async t => {

@@ -16,7 +16,8 @@ t.test('SECURITY.md says how to report privately, what to include, when we answe
   t.match(reporting, /include/i, 'says what a report should hold')
   t.match(section(policy, 'What happens next'), /\d+ working days/, 'gives response times')
   const [major, minor] = pkg.version.split('.')
-  t.match(section(policy, 'Supported versions'), `\`${major}.${minor}.x\``, `the current ${major}.${minor} line is supported`)
+  t.match(section(policy, 'Supported versions'), `\`${major}.${minor}.x\``,
+    `the current ${major}.${minor} line is supported`)
   t.match(policy, '](docs/security.md)', 'links the threat model')
   t.notMatch(policy, /^\| API\d+ \|/m, 'the threat model is not repeated in the policy')
 })

@@ -10,11 +10,18 @@ import { startSandboxUpstream } from '../../sandbox/upstream.ts'
 import { ivanov } from '../../sandbox/seed.ts'
 import { DEALER_KEY, JWT_SECRET, PASSPORT_KEY } from '../helpers/build-app.ts'
 import { hs256 } from '../helpers/tokens.ts'
-import { get, requireBinaries, startNginx, startRedis, startServerProcess, type Answer, type ServerProcess } from '../helpers/real-servers.ts'
+import {
+  get, requireBinaries, startNginx, startRedis, startServerProcess, type Answer,
+  type ServerProcess
+} from '../helpers/real-servers.ts'
 
 const PROFILE = '/api/users/profile'
 const AUTH_LIMIT = 3
-const IVANOV = { authorization: `Bearer ${signToken({ sub: ivanov.identity.uid_client, login: ivanov.identity.login, vendor: ivanov.identity.vendor }, JWT_SECRET)}` }
+const IVANOV = {
+  authorization: `Bearer ${signToken({
+    sub: ivanov.identity.uid_client, login: ivanov.identity.login, vendor: ivanov.identity.vendor
+  }, JWT_SECRET)}`
+}
 // Signed with another secret: refused by the service with 401, whatever happens past the limit.
 const BAD = { authorization: `Bearer ${hs256(undefined, 'not-the-secret-of-the-service-at-all-0000')}` }
 // Callers on distinct loopback addresses (all of 127/8 is this machine): what nginx sees as $remote_addr.
@@ -23,7 +30,8 @@ const CALLER_B = '127.0.0.3'
 
 interface Cluster { nginx: string, instances: ServerProcess[] }
 
-async function cluster (t: Test, binaries: { 'redis-server': string, nginx: string }, profileLimit: number): Promise<Cluster> {
+async function cluster (t: Test, binaries: { 'redis-server': string, nginx: string },
+  profileLimit: number): Promise<Cluster> {
   const redis = await startRedis(t, binaries['redis-server'])
   const sandbox = await startSandboxUpstream({ keys: { passport: PASSPORT_KEY, dealer: DEALER_KEY } })
   t.teardown(() => sandbox.close())
@@ -80,12 +88,14 @@ if (binaries !== undefined) {
     // Refused credentials count per caller address as nginx forwarded it, across both instances.
     const failures: Answer[] = []
     for (let i = 0; i <= AUTH_LIMIT; i++) failures.push(await get(`${nginx}${PROFILE}`, BAD, CALLER_A))
-    t.same(failures.map(a => a.status), [...Array(AUTH_LIMIT).fill(401), 429], `${AUTH_LIMIT} refused tokens from ${CALLER_A}, then 429`)
+    t.same(failures.map(a => a.status), [...Array(AUTH_LIMIT).fill(401), 429],
+      `${AUTH_LIMIT} refused tokens from ${CALLER_A}, then 429`)
     const forged = await get(`${nginx}${PROFILE}`, { ...BAD, 'x-forwarded-for': '198.51.100.77' }, CALLER_A)
     t.equal(forged.status, 429, 'a forged X-Forwarded-For from the caller does not buy a fresh budget')
     const other = await get(`${nginx}${PROFILE}`, BAD, CALLER_B)
     t.equal(other.status, 401, `${CALLER_B} has its own budget`)
-    t.ok(await eventually(() => instances.some(instance => servedTo(instance, PROFILE).includes(CALLER_B))), 'the instances saw the caller\'s address, not nginx\'s')
+    t.ok(await eventually(() => instances.some(instance => servedTo(instance, PROFILE).includes(CALLER_B))),
+      'the instances saw the caller\'s address, not nginx\'s')
 
     // Straight to an instance from an address that is not the trusted hop: its X-Forwarded-For is ignored.
     const direct = await get(`${instances[0]!.url}${PROFILE}`, { ...BAD, 'x-forwarded-for': CALLER_B }, CALLER_A)
@@ -116,6 +126,7 @@ if (binaries !== undefined) {
     t.ok(leaving.logs.some(line => line.msg === 'shutting down'), 'the instance shut down on SIGTERM')
     t.ok(await eventually(() => servedTo(leaving, PROFILE).length > 0), 'it had served part of the stream')
     const failed = answers.filter(a => a.status !== 200).map(a => `${a.status} ${a.body}`)
-    t.same(failed, [], `all ${answers.length} profiles answered 200, ${answers.length - atExit} of them after the instance exited`)
+    t.same(failed, [],
+      `all ${answers.length} profiles answered 200, ${answers.length - atExit} of them after the instance exited`)
   })
 }

@@ -26,7 +26,8 @@ t.test('no key, secret or token reaches the log at level trace', async t => {
     { sub: unknownClient.uid_client, login: unknownClient.login, vendor: unknownClient.vendor }, JWT_SECRET
   )
   const signature = token.split('.')[2]!
-  const asCaller = (auth: string) => fetch(`${base}/api/users/profile`, { headers: { authorization: auth, cookie: 'session=s3cr3t-cookie' } })
+  const asCaller = (auth: string) =>
+    fetch(`${base}/api/users/profile`, { headers: { authorization: auth, cookie: 'session=s3cr3t-cookie' } })
   t.equal((await asCaller(`Bearer ${token}`)).status, 200)
   t.equal((await asCaller(`Bearer ${unknownToken}`)).status, 404)
   t.equal((await asCaller(`Bearer ${token.slice(0, -4)}AAAA`)).status, 401)
@@ -50,7 +51,16 @@ t.test('no key, secret or token reaches the log at level trace', async t => {
   t.ok(lines.length > 20, `the run was logged (${lines.length} lines)`)
   t.match(log, /"level":50/, 'the upstream failure was logged as an error')
   t.match(log, /"req":\{/, 'requests are logged')
-  const secrets = { PASSPORT_KEY, DEALER_KEY, JWT_SECRET, CONSOLE_KEY, token, unknownToken, signature, cookie: 's3cr3t-cookie' }
+  const secrets = {
+    PASSPORT_KEY,
+    DEALER_KEY,
+    JWT_SECRET,
+    CONSOLE_KEY,
+    token,
+    unknownToken,
+    signature,
+    cookie: 's3cr3t-cookie'
+  }
   for (const [name, secret] of Object.entries(secrets)) {
     t.notOk(log.includes(secret), `${name} is not in the log`)
   }

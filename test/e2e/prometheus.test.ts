@@ -104,19 +104,32 @@ scrape_configs:
     t.ok(value > 0 && value < 1, `the recorded error ratio ${value} is a share of the answers`)
     const profiles = await query(`sum by (instance) (bff_http_requests_total{job="${JOB}",route="/api/users/profile"})`)
     t.strictSame(profiles.map(s => s.metric.instance).sort(), [...targets].sort(), 'profile counts from both instances')
-    const upstreamFailures = await query(`sum(bff_upstream_requests_total{job="${JOB}",operation="passport.get_client",outcome!="ok"})`)
+    const upstreamFailures =
+      await query(`sum(bff_upstream_requests_total{job="${JOB}",operation="passport.get_client",outcome!="ok"})`)
     t.ok(Number(upstreamFailures[0]?.value[1]) > 0, 'the upstream failures were counted')
 
     // Every group and rule of the file loaded; each rule evaluated without an error.
     interface RuleState { name: string, health: string, lastError?: string, type: string }
     const rulesNow = async () => {
-      const body = await (await fetch(`${api}/api/v1/rules`)).json() as { data: { groups: Array<{ name: string, rules: RuleState[] }> } }
+      const body = await (await fetch(`${api}/api/v1/rules`)).json() as {
+        data: {
+          groups: Array<{
+            name: string,
+            rules: RuleState[]
+          }>
+        }
+      }
       return body.data.groups
     }
-    await eventually(async () => (await rulesNow()).every(g => g.rules.every(r => r.health !== 'unknown')), 'every rule evaluated', 10_000)
+    await eventually(async () => (await rulesNow()).every(g => g.rules.every(r => r.health !== 'unknown')),
+      'every rule evaluated', 10_000)
     const groups = await rulesNow()
     t.strictSame(groups.map(g => g.name).sort(), ruleGroups.map(g => g.name).sort(), 'the groups of alerts.yaml')
-    for (const rule of groups.flatMap(g => g.rules)) t.equal(rule.health, 'ok', `${rule.type} ${rule.name}${rule.lastError ? `: ${rule.lastError}` : ''}`)
-    t.equal(readFileSync(join(dir, 'alerts.yaml'), 'utf8'), readFileSync(ALERTS_FILE, 'utf8'), 'the very file the repository ships')
+    for (const rule of groups.flatMap(g => g.rules)) {
+      t.equal(rule.health, 'ok',
+        `${rule.type} ${rule.name}${rule.lastError ? `: ${rule.lastError}` : ''}`)
+    }
+    t.equal(readFileSync(join(dir, 'alerts.yaml'), 'utf8'), readFileSync(ALERTS_FILE, 'utf8'),
+      'the very file the repository ships')
   })
 }

@@ -46,7 +46,8 @@ async function instance (
   return await app.listen({ host: '127.0.0.1', port: 0 })
 }
 
-const redisState = async (base: string) => (JSON.parse((await get(`${base}/health/ready`)).body) as { redis?: string }).redis
+const redisState = async (base: string) =>
+  (JSON.parse((await get(`${base}/health/ready`)).body) as { redis?: string }).redis
 
 /** `count` profiles of one client, alternating between the instances. */
 async function alternate (bases: string[], headers: Record<string, string>, count: number): Promise<Answer[]> {
@@ -58,9 +59,11 @@ async function alternate (bases: string[], headers: Record<string, string>, coun
 /** Exactly LIMIT profiles served across the instances, remaining counting down, then 429 on each. */
 async function assertSharedLimit (t: Test, bases: string[], headers: Record<string, string>): Promise<void> {
   const answers = await alternate(bases, headers, LIMIT + bases.length)
-  t.same(answers.map(a => a.status), [...Array(LIMIT).fill(200), ...Array(bases.length).fill(429)], `${LIMIT} served across ${bases.length} instances, then refused by each`)
+  t.same(answers.map(a => a.status), [...Array(LIMIT).fill(200), ...Array(bases.length).fill(429)],
+    `${LIMIT} served across ${bases.length} instances, then refused by each`)
   t.same(answers.slice(0, LIMIT).map(a => a.headers['x-ratelimit-remaining']),
-    Array.from({ length: LIMIT }, (_, i) => String(LIMIT - 1 - i)), 'x-ratelimit-remaining counts down across instances')
+    Array.from({ length: LIMIT }, (_, i) => String(LIMIT - 1 - i)),
+    'x-ratelimit-remaining counts down across instances')
 }
 
 const binaries = requireBinaries(t, ['redis-server'])
@@ -75,7 +78,8 @@ if (binaries !== undefined) {
     t.match(configProblems({ REDIS_TIMEOUT_MS: '0' }), [/^REDIS_TIMEOUT_MS /])
   })
 
-  t.test('two instances on one Redis: one limit per client and per address, another client unaffected, keys hashed with a TTL', async t => {
+  t.test('two instances on one Redis: one limit per client and per address, another client ' +
+    'unaffected, keys hashed with a TTL', async t => {
     const redis = await startRedis(t, redisBinary)
     const upstream = await sandbox(t)
     const bases = [await instance(t, upstream, redis), await instance(t, upstream, redis)]
@@ -101,7 +105,8 @@ if (binaries !== undefined) {
     // Refused credentials: counted per address across instances, the next one refused with 429.
     const bad = { authorization: `Bearer ${hs256(undefined, 'not-the-secret-of-the-service-at-all-0000')}` }
     const failures = await alternate(bases, bad, AUTH_LIMIT + 1)
-    t.same(failures.map(a => a.status), [...Array(AUTH_LIMIT).fill(401), 429], 'refused credentials add up across instances')
+    t.same(failures.map(a => a.status), [...Array(AUTH_LIMIT).fill(401), 429],
+      'refused credentials add up across instances')
 
     const client = new Redis(redis.url)
     t.teardown(() => client.quit())
@@ -115,7 +120,8 @@ if (binaries !== undefined) {
     for (const key of keys) {
       const ttl = await client.pttl(key)
       t.ok(ttl > 0 && ttl <= 60_000, `${key} expires with its window`)
-      t.notOk(key.includes(ivanov.identity.uid_client) || key.includes(petrova.identity.uid_client), 'no client id in a key')
+      t.notOk(key.includes(ivanov.identity.uid_client) || key.includes(petrova.identity.uid_client),
+        'no client id in a key')
     }
     t.equal(await redisState(bases[0]!), 'up', '/health/ready reports Redis up')
   })
@@ -137,7 +143,8 @@ if (binaries !== undefined) {
     t.match(metrics, /^bff_rate_limit_store_failures_total [1-9]\d*$/m, 'and so are the checks that failed open')
 
     await redis.start()
-    await eventually(async () => (await redisState(bases[0]!)) === 'up' && (await redisState(bases[1]!)) === 'up', 'both instances reconnect')
+    await eventually(async () => (await redisState(bases[0]!)) === 'up' && (await redisState(bases[1]!)) === 'up',
+      'both instances reconnect')
     await assertSharedLimit(t, bases, PETROVA)
   })
 
@@ -150,7 +157,8 @@ if (binaries !== undefined) {
     t.not(await redisState(bases[0]!), 'up')
 
     await redis.start()
-    await eventually(async () => (await redisState(bases[0]!)) === 'up' && (await redisState(bases[1]!)) === 'up', 'both instances connect')
+    await eventually(async () => (await redisState(bases[0]!)) === 'up' && (await redisState(bases[1]!)) === 'up',
+      'both instances connect')
     await assertSharedLimit(t, bases, IVANOV)
   })
 
@@ -171,8 +179,9 @@ if (binaries !== undefined) {
     t.equal(await redisState(base), 'down')
 
     redis.resume()
-    await eventually(async () => (await get(`${base}${PROFILE}`, PETROVA)).headers['x-ratelimit-remaining'] !== String(LIMIT),
-      'a probe reaches Redis again and the limits count')
+    await eventually(async () =>
+      (await get(`${base}${PROFILE}`, PETROVA)).headers['x-ratelimit-remaining'] !== String(LIMIT),
+    'a probe reaches Redis again and the limits count')
     const changes = logs.filter(line => /^Redis /.test(line.msg)).map(line => line.msg)
     t.same(changes, [
       'Redis connected: rate limits are shared',

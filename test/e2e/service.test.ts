@@ -40,7 +40,8 @@ const consoleCall = (base: string, operation: string, params: object) => fetch(`
 t.test('a full profile, composed from all three upstream operations', async t => {
   const upstream = await sandbox(t)
   const base = await service(t, upstream.url)
-  const res = await fetch(`${base}/api/users/profile`, { headers: { ...bearer(ivanov.identity), 'x-request-id': 'e2e-1' } })
+  const res = await fetch(`${base}/api/users/profile`,
+    { headers: { ...bearer(ivanov.identity), 'x-request-id': 'e2e-1' } })
   t.equal(res.status, 200)
   t.equal(res.headers.get('x-request-id'), 'e2e-1')
   t.equal(res.headers.get('x-degraded'), null, 'nothing degraded')
@@ -62,7 +63,8 @@ t.test('a full profile, composed from all three upstream operations', async t =>
 t.test('a client with bonuses gets the dealer discount', async t => {
   const upstream = await sandbox(t)
   const base = await service(t, upstream.url)
-  const profile = await (await fetch(`${base}/api/users/profile`, { headers: bearer(petrova.identity) })).json() as Profile
+  const profile =
+    await (await fetch(`${base}/api/users/profile`, { headers: bearer(petrova.identity) })).json() as Profile
   t.same(profile.discount, petrova.discount.data)
   t.equal(profile.client.login, petrova.identity.login)
 })
@@ -107,8 +109,18 @@ t.test('the console runs each operation and shows the whole exchange', async t =
   const cases = [
     { operation: 'passport.get_client', params: ivanov.identity, status: 200, body: ivanov.passport },
     { operation: 'passport.get_client', params: unknownClient, status: 400, body: { msg_code: 'CLIENT_NOT_FOUND' } },
-    { operation: 'dealer.discount', params: { uid_client: petrova.identity.uid_client }, status: 200, body: petrova.discount },
-    { operation: 'dealer.client', params: { uid_client: ivanov.identity.uid_client }, status: 200, body: ivanov.contractor }
+    {
+      operation: 'dealer.discount',
+      params: { uid_client: petrova.identity.uid_client },
+      status: 200,
+      body: petrova.discount
+    },
+    {
+      operation: 'dealer.client',
+      params: { uid_client: ivanov.identity.uid_client },
+      status: 200,
+      body: ivanov.contractor
+    }
   ]
   for (const c of cases) {
     const res = await consoleCall(base, c.operation, c.params)
@@ -123,13 +135,16 @@ t.test('the console runs each operation and shows the whole exchange', async t =
     for (const key of [PASSPORT_KEY, DEALER_KEY, CONSOLE_KEY]) t.notOk(text.includes(key), 'no key in the answer')
   }
   // The first call of each operation met the 307; later ones went straight to the learned location.
-  const first = await (await consoleCall(base, 'dealer.discount', { uid_client: ivanov.identity.uid_client })).json() as ConsoleAnswer
+  const first =
+    await (await consoleCall(base, 'dealer.discount',
+      { uid_client: ivanov.identity.uid_client })).json() as ConsoleAnswer
   t.same(first.redirects, [], 'learned location: no hop')
 })
 
 t.test('the console shows the 307 hop on the first call of an operation', async t => {
   const upstream = await sandbox(t)
   const base = await service(t, upstream.url)
-  const answer = await (await consoleCall(base, 'dealer.client', { uid_client: ivanov.identity.uid_client })).json() as ConsoleAnswer
+  const answer =
+    await (await consoleCall(base, 'dealer.client', { uid_client: ivanov.identity.uid_client })).json() as ConsoleAnswer
   t.same(answer.redirects, [{ status: 307, location: '/bc_api_web_service/client/' }])
 })

@@ -85,7 +85,8 @@ const attr = (span: OtlpSpan, key: string) => {
   return value?.stringValue ?? (value?.intValue === undefined ? undefined : Number(value.intValue))
 }
 
-t.test('OTLP/HTTP JSON: a profile in the caller trace, one CLIENT span per upstream request, the upstream parented on it', async t => {
+t.test('OTLP/HTTP JSON: a profile in the caller trace, one CLIENT span per upstream request, ' +
+  'the upstream parented on it', async t => {
   const receiver = await otlpReceiver(t)
   const upstream = await recordingUpstream(t)
   const service = await startService(t, {
@@ -94,7 +95,11 @@ t.test('OTLP/HTTP JSON: a profile in the caller trace, one CLIENT span per upstr
     OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=e2e'
   })
   const res = await fetch(`${service.url}/api/users/profile`, {
-    headers: { authorization: `Bearer ${token}`, traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-01`, baggage: 'tenant=kia' }
+    headers: {
+      authorization: `Bearer ${token}`,
+      traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-01`,
+      baggage: 'tenant=kia'
+    }
   })
   t.equal(res.status, 200)
   await res.arrayBuffer()
@@ -134,24 +139,29 @@ t.test('OTLP/HTTP JSON: a profile in the caller trace, one CLIENT span per upstr
     t.equal(got.headers.baggage, 'tenant=kia', 'baggage passes through')
   }
 
-  const ofRequest = service.logs.filter(l => l.reqId === res.headers.get('x-request-id') && l.msg !== 'incoming request')
+  const ofRequest = service.logs.filter(l => l.reqId === res.headers.get('x-request-id') &&
+    l.msg !== 'incoming request')
   t.ok(ofRequest.length > 0)
-  t.ok(ofRequest.every(l => l.trace_id === TRACE_ID && typeof l.span_id === 'string'), 'log lines carry trace_id and span_id')
+  t.ok(ofRequest.every(l => l.trace_id === TRACE_ID && typeof l.span_id === 'string'),
+    'log lines carry trace_id and span_id')
   const outside = service.logs.filter(l => l.reqId === undefined)
   t.ok(outside.some(l => l.msg === 'shutting down'))
-  t.ok(outside.every(l => !('trace_id' in l) && !('req' in l) && !('res' in l)), "lines outside a request carry neither trace ids nor another line's fields")
+  t.ok(outside.every(l => !('trace_id' in l) && !('req' in l) && !('res' in l)),
+    "lines outside a request carry neither trace ids nor another line's fields")
 })
 
 t.test('an unreachable collector neither fails nor holds up the shutdown', async t => {
   const closed = await startOtlpReceiver()
   await closed.close()
   const upstream = await recordingUpstream(t)
-  const service = await startService(t, { ...baseEnv(upstream.url, closed.url), OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })
+  const service = await startService(t,
+    { ...baseEnv(upstream.url, closed.url), OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })
   const res = await fetch(`${service.url}/api/users/profile`, { headers: { authorization: `Bearer ${token}` } })
   t.equal(res.status, 200, 'requests are served whatever the collector does')
   await res.arrayBuffer()
   t.equal(await service.stop(), 0, 'a clean exit within the grace')
-  t.ok(service.logs.some(l => l.level === 40 && l.msg === 'the last trace spans could not be exported'), 'said in the log')
+  t.ok(service.logs.some(l => l.level === 40 && l.msg === 'the last trace spans could not be exported'),
+    'said in the log')
 })
 
 t.test('http/protobuf is the default protocol; a caller without traceparent starts a new trace', async t => {
@@ -163,7 +173,8 @@ t.test('http/protobuf is the default protocol; a caller without traceparent star
   await res.arrayBuffer()
   t.equal(await service.stop(), 0)
   t.ok(receiver.exports.length > 0)
-  t.ok(receiver.exports.every(e => e.path === '/v1/traces' && e.contentType === 'application/x-protobuf' && e.body.length > 0))
+  t.ok(receiver.exports.every(e => e.path === '/v1/traces' && e.contentType === 'application/x-protobuf' &&
+    e.body.length > 0))
   const traceIds = new Set(upstream.received.map(r => /^00-([0-9a-f]{32})-/.exec(String(r.headers.traceparent))?.[1]))
   t.equal(traceIds.size, 1, 'one new trace for the whole request')
   t.notOk(traceIds.has(undefined))
@@ -177,7 +188,11 @@ t.test('an unsupported protocol stops the start with a message naming the variab
   t.teardown(() => rmSync(cwd, { recursive: true, force: true }))
   const child = spawn(process.execPath, [SERVER], {
     cwd,
-    env: { ...baseEnv('http://127.0.0.1:9', 'http://127.0.0.1:9'), OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_TRACES_SAMPLER: 'sometimes' },
+    env: {
+      ...baseEnv('http://127.0.0.1:9', 'http://127.0.0.1:9'),
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+      OTEL_TRACES_SAMPLER: 'sometimes'
+    },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let stderr = ''

@@ -12,13 +12,20 @@ import { ivanov, petrova } from '../../sandbox/seed.ts'
 import type { PassportParams } from '../../schemas/passport.ts'
 import type { Profile } from '../../schemas/profile.ts'
 import { signToken } from '../../sandbox/sign.ts'
-import { consoleCall, faultService, faultUpstream, MiB, readAnswer, SECRETS, type Fault } from '../helpers/fault-upstream.ts'
+import {
+  consoleCall, faultService, faultUpstream, MiB, readAnswer, SECRETS,
+  type Fault
+} from '../helpers/fault-upstream.ts'
 
 const MIN_CALLS = 20
 const HALF_OPEN_MS = 1000
 /** The defaults but the window, and a half-open delay beyond the test unless it says otherwise. */
 // Last-known copies off: a profile's own failure is what these tests watch (profile-stale.test.ts has the copies).
-const ENV = { UPSTREAM_BREAKER_WINDOW_MS: '60000', UPSTREAM_BREAKER_HALF_OPEN_MS: '600000', PROFILE_STALE_IF_ERROR_S: '0' }
+const ENV = {
+  UPSTREAM_BREAKER_WINDOW_MS: '60000',
+  UPSTREAM_BREAKER_HALF_OPEN_MS: '600000',
+  PROFILE_STALE_IF_ERROR_S: '0'
+}
 const NORMAL: Fault = { kind: 'normal' }
 
 const upstream = await faultUpstream(t)
@@ -69,7 +76,8 @@ function answerAny (headers: IncomingHttpHeaders): Fault {
 /** A profile request of `who`; `id` is the x-request-id the service forwards to the upstream. */
 const profile = (base: string, who: PassportParams, id?: string) => fetch(`${base}/api/users/profile`, {
   headers: {
-    authorization: `Bearer ${signToken({ sub: who.uid_client, login: who.login, vendor: who.vendor }, SECRETS.JWT_SECRET)}`,
+    authorization: `Bearer ${signToken({ sub: who.uid_client, login: who.login, vendor: who.vendor },
+      SECRETS.JWT_SECRET)}`,
     ...(id === undefined ? {} : { 'x-request-id': id })
   }
 })
@@ -77,14 +85,16 @@ const profile = (base: string, who: PassportParams, id?: string) => fetch(`${bas
 t.test('30 broken-record answers for two clients leave the other clients served', async t => {
   const base = await warmService(t, ENV)
   // Each way one record's answer can be wrong, in turn; only the requests of the two broken clients meet them.
-  const broken: Fault[] = [{ kind: 'garbage_json' }, { kind: 'wrong_type' }, { kind: 'status', status: 422 }, { kind: 'status', status: 409 }, { kind: 'huge', bytes: 2 * MiB }]
+  const broken: Fault[] = [{ kind: 'garbage_json' }, { kind: 'wrong_type' }, { kind: 'status', status: 422 },
+    { kind: 'status', status: 409 }, { kind: 'huge', bytes: 2 * MiB }]
   let turn = 0
   upstream.set('passport.get_client', (_operation, headers: IncomingHttpHeaders) =>
     String(headers['x-request-id']).startsWith('broken-') ? broken[turn++ % broken.length]! : NORMAL)
 
   let served = 0
   for (let i = 0; i < 30; i++) {
-    const { status, body } = await readAnswer(t, await profile(base, i % 2 === 0 ? ivanov.identity : petrova.identity, `broken-${i % 2}-${i}`))
+    const { status, body } = await readAnswer(t,
+      await profile(base, i % 2 === 0 ? ivanov.identity : petrova.identity, `broken-${i % 2}-${i}`))
     t.equal(status, 502, `broken answer ${i + 1} is its caller's 502`)
     t.match(body, { code: 'UPSTREAM_BAD_RESPONSE' })
     // Other clients in between: 30 of 40 calls were broken answers, far past any rate.
@@ -99,7 +109,8 @@ t.test('30 broken-record answers for two clients leave the other clients served'
   t.equal(passportCalls(), 42, 'every call reached the passport: nothing was refused')
 })
 
-t.test('a passport failing for every client opens its breaker at the minimum volume: 503 with Retry-After, nothing sent', async t => {
+t.test('a passport failing for every client opens its breaker at the minimum volume: 503 with ' +
+  'Retry-After, nothing sent', async t => {
   const failures: Array<[string, Fault, number, string]> = [
     // [name, fault, upstream requests per call, the caller's code while closed]
     ['5xx', { kind: 'status', status: 500 }, 1, 'UPSTREAM_BAD_RESPONSE'],
@@ -126,7 +137,8 @@ t.test('a passport failing for every client opens its breaker at the minimum vol
         t.equal(status, 503, 'open: refused')
         t.match(body, { code: 'UPSTREAM_UNAVAILABLE', message: /passport\.get_client/ })
         const retryAfter = Number(headers.get('retry-after'))
-        t.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 600, `Retry-After: ${headers.get('retry-after')}`)
+        t.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 600,
+          `Retry-After: ${headers.get('retry-after')}`)
       }
       t.equal(passportCalls(), calls * perCall, 'the open breaker called nobody')
       t.equal(upstream.counts()['dealer.discount'], 0, 'nor the dealers')
@@ -134,8 +146,10 @@ t.test('a passport failing for every client opens its breaker at the minimum vol
   }
 })
 
-t.test('passport: a successful probe after the half-open delay closes the breaker; failed ones keep it open', async t => {
-  const base = await warmService(t, { ...ENV, UPSTREAM_BREAKER_MIN_CALLS: '5', UPSTREAM_BREAKER_HALF_OPEN_MS: String(HALF_OPEN_MS) })
+t.test('passport: a successful probe after the half-open delay closes the breaker; ' +
+  'failed ones keep it open', async t => {
+  const base = await warmService(t,
+    { ...ENV, UPSTREAM_BREAKER_MIN_CALLS: '5', UPSTREAM_BREAKER_HALF_OPEN_MS: String(HALF_OPEN_MS) })
   upstream.set('passport.get_client', { kind: 'status', status: 503 })
   // With the warm-up's success, 4 failures of 4 clients make the 5 calls: 80 % failed.
   for (let n = 1; n <= 4; n++) t.equal((await profile(base, client(n))).status, 502)
@@ -165,7 +179,8 @@ t.test('passport: a successful probe after the half-open delay closes the breake
   t.equal(passportCalls(), 10, 'every later profile calls the passport again')
 })
 
-t.test('one client failing at its full rate (2 a second) never opens the passport breaker; several clients do', async t => {
+t.test('one client failing at its full rate (2 a second) never opens the passport ' +
+  'breaker; several clients do', async t => {
   // The default window and half-open delay.
   const base = await warmService(t, { PROFILE_STALE_IF_ERROR_S: '0' })
   // Only the failing client's record fails: its requests carry the request id `bad-...`.
@@ -199,10 +214,12 @@ t.test('one client failing at its full rate (2 a second) never opens the passpor
   t.equal((await profile(base, petrova.identity)).status, 503, 'the other client too: an outage')
 })
 
-t.test("dealers failing for everyone: their breakers open, profiles degrade without calling them, the passport's stays closed", async t => {
+t.test('dealers failing for everyone: their breakers open, profiles degrade without calling them, ' +
+  "the passport's stays closed", async t => {
   const base = await warmService(t, { ...ENV, UPSTREAM_TIMEOUT_MS: '300' })
   // What the breaker counts, in turn (not a reset: its retry would make two requests of one call).
-  const failures: Fault[] = [{ kind: 'status', status: 500 }, { kind: 'status', status: 503 }, { kind: 'status', status: 504 }, { kind: 'slow', ms: 5000 }]
+  const failures: Fault[] = [{ kind: 'status', status: 500 }, { kind: 'status', status: 503 },
+    { kind: 'status', status: 504 }, { kind: 'slow', ms: 5000 }]
   let turn = 0
   const failing = () => failures[turn++ % failures.length]!
   upstream.set('dealer.discount', failing)
@@ -215,7 +232,8 @@ t.test("dealers failing for everyone: their breakers open, profiles degrade with
     // Thirty clients: the dealers fail for every one of them.
     const { status, headers, body } = await readAnswer(t, await profile(base, client(i + 1), idOf(i + 1)))
     const answer = body as Profile
-    if (status === 200 && headers.get('x-degraded') === 'discount,contractor' && answer.discount === null && answer.contractor === null) degraded++
+    if (status === 200 && headers.get('x-degraded') === 'discount,contractor' && answer.discount === null &&
+      answer.contractor === null) degraded++
     seen.push(upstream.counts()['dealer.discount'])
   }
   t.equal(degraded, 30, 'all 30 profiles answered 200 with both dealer sections degraded')
@@ -224,18 +242,21 @@ t.test("dealers failing for everyone: their breakers open, profiles degrade with
   const calls = MIN_CALLS - 1
   t.equal(upstream.counts()['dealer.discount'], calls, `discount called ${calls} times, then never again`)
   t.equal(upstream.counts()['dealer.client'], calls, `contractor called ${calls} times, then never again`)
-  t.same(seen.slice(0, calls), Array.from({ length: calls }, (_, i) => i + 1), 'each of the first profiles called the dealers once')
+  t.same(seen.slice(0, calls), Array.from({ length: calls }, (_, i) => i + 1),
+    'each of the first profiles called the dealers once')
   t.ok(seen.slice(calls).every(n => n === calls), 'no later profile reached them')
 
   // The console is an operator's view of the real upstream: past the breaker.
   upstream.set('dealer.discount', NORMAL)
-  const { status, body } = await readAnswer(t, await consoleCall(base, 'dealer.discount', { uid_client: petrova.identity.uid_client }))
+  const { status, body } = await readAnswer(t,
+    await consoleCall(base, 'dealer.discount', { uid_client: petrova.identity.uid_client }))
   t.equal(status, 200)
   t.match(body, { operation: 'dealer.discount', status: 200, contract: { valid: true } })
   t.equal(upstream.counts()['dealer.discount'], calls + 1, 'the console reached the dealer despite the open breaker')
 })
 
-t.test('failures older than the window are forgotten, however quiet the operation since (issue 21, finding 1)', async t => {
+t.test('failures older than the window are forgotten, however quiet the operation ' +
+  'since (issue 21, finding 1)', async t => {
   const WINDOW_MS = 2000
   const base = await warmService(t, { ...ENV, UPSTREAM_BREAKER_WINDOW_MS: String(WINDOW_MS) })
   // Only the requests of the broken client meet a 500: the window sees failures and the others' successes.

@@ -16,7 +16,12 @@ import {
 const TIMEOUT_MS = 500
 // One service per fault, its breakers out of the way: breaker behaviour is breaker.test.ts's subject; and
 // without last-known copies, so the warm-up profile cannot answer for a failure (profile-stale.test.ts).
-const ENV = { UPSTREAM_TIMEOUT_MS: String(TIMEOUT_MS), PROFILE_TIMEOUT_MS: '4000', UPSTREAM_BREAKER_MIN_CALLS: '10000', PROFILE_STALE_IF_ERROR_S: '0' }
+const ENV = {
+  UPSTREAM_TIMEOUT_MS: String(TIMEOUT_MS),
+  PROFILE_TIMEOUT_MS: '4000',
+  UPSTREAM_BREAKER_MIN_CALLS: '10000',
+  PROFILE_STALE_IF_ERROR_S: '0'
+}
 
 /** What the console answers: the upstream's own status as data, or the service's error. */
 type ConsoleExpectation = { data: number } | { error: number, code: string }
@@ -31,20 +36,57 @@ interface Case {
 
 const BAD = { status: 502, code: 'UPSTREAM_BAD_RESPONSE' }
 const cases: Case[] = [
-  { name: 'slow beyond the deadline', fault: { kind: 'slow', ms: TIMEOUT_MS * 5 }, passport: { status: 504, code: 'UPSTREAM_TIMEOUT' }, console: { error: 504, code: 'UPSTREAM_TIMEOUT' } },
+  {
+    name: 'slow beyond the deadline',
+    fault: { kind: 'slow', ms: TIMEOUT_MS * 5 },
+    passport: { status: 504, code: 'UPSTREAM_TIMEOUT' },
+    console: { error: 504, code: 'UPSTREAM_TIMEOUT' }
+  },
   { name: '5xx', fault: { kind: 'status', status: 503 }, passport: BAD, console: { data: 503 } },
-  { name: 'connection reset', fault: { kind: 'reset' }, passport: { status: 503, code: 'UPSTREAM_UNAVAILABLE' }, console: { error: 503, code: 'UPSTREAM_UNAVAILABLE' } },
+  {
+    name: 'connection reset',
+    fault: { kind: 'reset' },
+    passport: { status: 503, code: 'UPSTREAM_UNAVAILABLE' },
+    console: { error: 503, code: 'UPSTREAM_UNAVAILABLE' }
+  },
   { name: 'garbage JSON', fault: { kind: 'garbage_json' }, passport: BAD, console: { data: 200 } },
   { name: 'wrong content type', fault: { kind: 'wrong_type' }, passport: BAD, console: { data: 200 } },
-  { name: 'a 40 MiB body, chunked', fault: { kind: 'huge', bytes: 40 * MiB }, passport: BAD, console: { error: 502, code: 'UPSTREAM_BAD_RESPONSE' } },
-  { name: 'a 40 MiB body, declared', fault: { kind: 'huge', bytes: 40 * MiB, declared: true }, passport: BAD, console: { error: 502, code: 'UPSTREAM_BAD_RESPONSE' } },
-  { name: 'a redirect loop to itself', fault: { kind: 'redirect_loop', mode: 'self' }, passport: BAD, console: { error: 502, code: 'UPSTREAM_BAD_RESPONSE' } },
-  { name: 'a ping-pong redirect loop', fault: { kind: 'redirect_loop', mode: 'ping_pong' }, passport: BAD, console: { error: 502, code: 'UPSTREAM_BAD_RESPONSE' } },
-  { name: 'a cross-origin redirect', fault: { kind: 'cross_origin' }, passport: BAD, console: { error: 502, code: 'UPSTREAM_BAD_RESPONSE' } }
+  {
+    name: 'a 40 MiB body, chunked',
+    fault: { kind: 'huge', bytes: 40 * MiB },
+    passport: BAD,
+    console: { error: 502, code: 'UPSTREAM_BAD_RESPONSE' }
+  },
+  {
+    name: 'a 40 MiB body, declared',
+    fault: { kind: 'huge', bytes: 40 * MiB, declared: true },
+    passport: BAD,
+    console: { error: 502, code: 'UPSTREAM_BAD_RESPONSE' }
+  },
+  {
+    name: 'a redirect loop to itself',
+    fault: { kind: 'redirect_loop', mode: 'self' },
+    passport: BAD,
+    console: { error: 502, code: 'UPSTREAM_BAD_RESPONSE' }
+  },
+  {
+    name: 'a ping-pong redirect loop',
+    fault: { kind: 'redirect_loop', mode: 'ping_pong' },
+    passport: BAD,
+    console: { error: 502, code: 'UPSTREAM_BAD_RESPONSE' }
+  },
+  {
+    name: 'a cross-origin redirect',
+    fault: { kind: 'cross_origin' },
+    passport: BAD,
+    console: { error: 502, code: 'UPSTREAM_BAD_RESPONSE' }
+  }
 ]
 
 const sections = { 'dealer.discount': 'discount', 'dealer.client': 'contractor' } as const
-const paramsOf = (operation: OperationName) => operation === 'passport.get_client' ? petrova.identity : { uid_client: petrova.identity.uid_client }
+const paramsOf = (operation: OperationName) => operation === 'passport.get_client'
+  ? petrova.identity
+  : { uid_client: petrova.identity.uid_client }
 
 /** What each fault must leave behind besides the answer: the other origin untouched, a huge body not read. */
 async function checkAftermath (t: Test, upstream: FaultUpstream, fault: Fault, exchanges: number): Promise<void> {
@@ -55,7 +97,8 @@ async function checkAftermath (t: Test, upstream: FaultUpstream, fault: Fault, e
     t.ok(await until(() => upstream.huge().length === exchanges), 'every huge answer ended')
     for (const report of upstream.huge()) {
       t.notOk(report.complete, 'the client closed the connection before the end')
-      t.ok(report.bytesWritten < 16 * MiB, `the server got to write ${(report.bytesWritten / MiB).toFixed(1)} MiB of 40`)
+      t.ok(report.bytesWritten < 16 * MiB,
+        `the server got to write ${(report.bytesWritten / MiB).toFixed(1)} MiB of 40`)
     }
   }
 }

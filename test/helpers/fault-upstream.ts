@@ -49,7 +49,9 @@ export async function faultService (t: Test, upstreamUrl: string, env: Record<st
 }
 
 export const profileOf = (base: string, who: PassportParams) => fetch(`${base}/api/users/profile`, {
-  headers: { authorization: `Bearer ${signToken({ sub: who.uid_client, login: who.login, vendor: who.vendor }, JWT_SECRET)}` }
+  headers: {
+    authorization: `Bearer ${signToken({ sub: who.uid_client, login: who.login, vendor: who.vendor }, JWT_SECRET)}`
+  }
 })
 
 export const consoleCall = (base: string, operation: string, params: object) => fetch(`${base}/request-console`, {
@@ -80,7 +82,9 @@ export async function readAnswer (t: Test, res: Response): Promise<{
   } catch {
     problems.push('the body is not JSON')
   }
-  if (res.status >= 400 && !(isErrorBody.Check(body) && body.statusCode === res.status)) problems.push(`not an ErrorBody of ${res.status}: ${text.slice(0, 200)}`)
+  if (res.status >= 400 && !(isErrorBody.Check(body) && body.statusCode === res.status)) {
+    problems.push(`not an ErrorBody of ${res.status}: ${text.slice(0, 200)}`)
+  }
   t.same(problems, [], `a well-formed ${res.status} answer`)
   return { status: res.status, headers: res.headers, body }
 }

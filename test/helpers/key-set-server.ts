@@ -47,7 +47,9 @@ export async function startKeySetServer (t: Teardown): Promise<KeySetServer> {
     get fetches () { return fetches },
     publish (members, headers = {}) {
       const body = Array.isArray(members) ? JSON.stringify({ keys: members }) : members.body
-      answer = (_request, response) => { response.writeHead(200, { 'content-type': 'application/json', ...headers }).end(body) }
+      answer = (_request, response) => {
+        response.writeHead(200, { 'content-type': 'application/json', ...headers }).end(body)
+      }
     },
     failWith (next) { answer = next }
   }

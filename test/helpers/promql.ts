@@ -10,7 +10,9 @@ export interface PromqlNames {
   grouping: Set<string>
 }
 
-const KEYWORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'and', 'or', 'unless', 'bool', 'offset', 'inf', 'nan'])
+const KEYWORDS = new Set([
+  'by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'and', 'or', 'unless', 'bool', 'offset', 'inf', 'nan'
+])
 const IDENTIFIER = /[a-zA-Z_:][\w:]*/g
 
 export function promqlNames (expr: string): PromqlNames {

@@ -18,7 +18,9 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 /** The nginx site docs/operations.md shows; the test runs it with its own addresses and port. */
 const NGINX_EXAMPLE = join(ROOT, 'deploy/nginx/dealer-bff.conf')
 
-const PACKAGES: Record<string, string> = { 'redis-server': 'redis-server', nginx: 'nginx', prometheus: 'prometheus', promtool: 'prometheus' }
+const PACKAGES: Record<string, string> = {
+  'redis-server': 'redis-server', nginx: 'nginx', prometheus: 'prometheus', promtool: 'prometheus'
+}
 // nginx lives in sbin, often not on an unprivileged user's PATH.
 const SEARCH_PATH = [...(process.env.PATH ?? '').split(delimiter), '/usr/local/sbin', '/usr/sbin', '/sbin']
 
@@ -46,7 +48,8 @@ export function requireBinaries<N extends string> (t: Test, names: N[]): Record<
     else found[name] = path
   }
   if (missing.length === 0) return found
-  const reason = `${missing.join(' and ')} not installed (apt-get install ${missing.map(name => PACKAGES[name] ?? name).join(' ')})`
+  const reason =
+    `${missing.join(' and ')} not installed (apt-get install ${missing.map(name => PACKAGES[name] ?? name).join(' ')})`
   if (process.env.CI === 'true') t.fail(`${reason}; .ci/run installs them in CI`)
   else t.plan(0, `${reason}: skipped outside CI`)
   return undefined
@@ -127,7 +130,9 @@ export async function startRedis (t: Test, binary: string,
     },
     async start () {
       await server.kill()
-      current = run(binary, ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--loglevel', 'warning'])
+      current = run(binary,
+        ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir,
+          '--loglevel', 'warning'])
       await accepting(chosen, current.child, current.stderr)
     },
     pause () { current?.child.kill('SIGSTOP') },
@@ -154,7 +159,9 @@ export async function startNginx (t: Test, binary: string,
   const serverLine = /^( *)server \S+:\d+( [^;]*)?;$/
   const first = lines.findIndex(line => serverLine.test(line))
   const listen = lines.findIndex(line => /^ *listen 80;$/.test(line))
-  if (first === -1 || listen === -1) throw new Error(`${NGINX_EXAMPLE} no longer has upstream servers and a listen 80 line`)
+  if (first === -1 || listen === -1) {
+    throw new Error(`${NGINX_EXAMPLE} no longer has upstream servers and a listen 80 line`)
+  }
   const [, indent, options = ''] = serverLine.exec(lines[first]!)!
   lines[listen] = lines[listen]!.replace('listen 80;', `listen 127.0.0.1:${port};`)
   lines[first] = upstreams.map(address => `${indent}server ${address}${options};`).join('\n')

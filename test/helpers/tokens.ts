@@ -35,7 +35,8 @@ export function hs256 (
 /** RS256 or ES256 with a private key (ES256 in the JOSE r||s form, not DER). */
 export function asymmetric (alg: 'RS256' | 'ES256', privateKey: KeyObject, claims: Claims = claimsFor()): string {
   const input = signingInput({ alg }, claims)
-  const signature = sign('sha256', Buffer.from(input), alg === 'ES256' ? { key: privateKey, dsaEncoding: 'ieee-p1363' } : privateKey)
+  const signature = sign('sha256', Buffer.from(input),
+    alg === 'ES256' ? { key: privateKey, dsaEncoding: 'ieee-p1363' } : privateKey)
   return `${input}.${signature.toString('base64url')}`
 }
 
@@ -45,7 +46,8 @@ export function unsigned (claims: Claims = claimsFor(), header: Claims = {}): st
 }
 
 /** A token as an identity provider signs it: under a key id, with RS256, PS256, ES256 or EdDSA. */
-export function withKid (alg: 'RS256' | 'PS256' | 'ES256' | 'EdDSA', kid: string, privateKey: KeyObject, claims: Claims = claimsFor()): string {
+export function withKid (alg: 'RS256' | 'PS256' | 'ES256' | 'EdDSA', kid: string, privateKey: KeyObject,
+  claims: Claims = claimsFor()): string {
   const input = Buffer.from(signingInput({ alg, kid }, claims))
   const signature = alg === 'EdDSA'
     ? sign(null, input, privateKey)

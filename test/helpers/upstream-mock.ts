@@ -15,7 +15,8 @@ export const JSON_UTF8 = { 'content-type': 'application/json; charset=utf-8' }
 
 /** The upstream's answer to a path without the trailing slash (docs/upstream.md, The slash redirect). */
 export function slashRedirect (path: string, status = 307): [number, string, { headers: Record<string, string> }] {
-  return [status, '<html><body>Temporary Redirect</body></html>', { headers: { location: `${path}/`, 'content-type': 'text/html' } }]
+  return [status, '<html><body>Temporary Redirect</body></html>',
+    { headers: { location: `${path}/`, 'content-type': 'text/html' } }]
 }
 
 interface Teardown { teardown (fn: () => unknown): void }

@@ -74,13 +74,15 @@ t.test('a malformed x-app-version is 400 BAD_REQUEST naming the expected form, w
   for (const env of [{}, { MIN_APP_VERSION: '1.0.0' }]) {
     const { app } = await buildTestApp(t, env)
     const origin = await listening(app)
-    for (const bad of ['v2.3.0', '2.3', '2.3.0.1', '02.3.0', 'latest', '2.3.0 beta', '1.0.0, 2.0.0', `1.0.0-${'a'.repeat(80)}`]) {
+    for (const bad of ['v2.3.0', '2.3', '2.3.0.1', '02.3.0', 'latest', '2.3.0 beta', '1.0.0, 2.0.0',
+      `1.0.0-${'a'.repeat(80)}`]) {
       const res = await get(origin, bad, bearer(hs256()))
       t.equal(res.status, 400, JSON.stringify(bad))
       t.match(res.body, {
         statusCode: 400,
         code: 'BAD_REQUEST',
-        message: 'x-app-version must be a semantic version such as 2.14.0 (MAJOR.MINOR.PATCH, optionally -prerelease and +build)'
+        message: 'x-app-version must be a semantic version such as 2.14.0 (MAJOR.MINOR.PATCH, ' +
+          'optionally -prerelease and +build)'
       })
     }
   }
@@ -103,7 +105,8 @@ t.test('the access line names the well-formed version, and only that', async t =
   await get(origin, '3.4.5', { 'x-request-id': 'version-line-1' })
   await get(origin, undefined, { 'x-request-id': 'version-line-2' })
   await get(origin, 'not-a-version', { 'x-request-id': 'version-line-3' })
-  const access = lines.map(line => JSON.parse(line) as Record<string, unknown>).filter(line => line.msg === 'request completed')
+  const access = lines.map(line => JSON.parse(line) as Record<string, unknown>)
+    .filter(line => line.msg === 'request completed')
   const byId = new Map(access.map(line => [line.reqId, line]))
   t.match(byId.get('version-line-1'), { appVersion: '3.4.5', res: { statusCode: 401 } })
   t.notOk('appVersion' in (byId.get('version-line-2') ?? {}), 'no header, no field')
@@ -151,7 +154,8 @@ t.test('the metric: 50 distinct versions give the 20 most frequent by name, the 
   t.equal([...counted.values()].reduce((a, b) => a + b), 3 + 30 + 40, 'the rest counted once each')
 })
 
-t.test('the counts: exported counters never go down, labels stay bounded, a flood cannot lock out a release', async t => {
+t.test('the counts: exported counters never go down, labels stay bounded, a flood ' +
+  'cannot lock out a release', async t => {
   const counts = createAppVersionCounts({ top: 3, tracked: 10, halfLife: 50 })
   let previous = new Map<string, number>()
   let requests = 0

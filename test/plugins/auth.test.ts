@@ -32,7 +32,10 @@ function assertRefused (
   tt.same(Object.keys(body).sort(), ['code', 'error', 'message', 'statusCode'])
   tt.match(body, { statusCode: 401, code: 'UNAUTHORIZED', error: 'Unauthorized', message: String })
   if (token !== undefined) {
-    for (const part of token.split('.').filter(p => p.length > 0)) tt.notOk(res.body.includes(part), 'no part of the token in the body')
+    for (const part of token.split('.').filter(p => p.length > 0)) {
+      tt.notOk(res.body.includes(part),
+        'no part of the token in the body')
+    }
   }
 }
 
@@ -41,7 +44,8 @@ const INVALID = 'Bearer error="invalid_token"'
 t.test('no bearer token: 401 with a bare Bearer challenge', async t => {
   const { app } = await appWithProbe(t)
   const token = hs256()
-  for (const headers of [{}, { authorization: '' }, { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }, { authorization: `Token ${token}` }, { authorization: token }]) {
+  for (const headers of [{}, { authorization: '' }, { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` },
+    { authorization: `Token ${token}` }, { authorization: token }]) {
     const res = await app.inject({ url: PROFILE, headers })
     assertRefused(t, res, 'Bearer')
   }
@@ -76,7 +80,10 @@ t.test('expired, unexpired-but-missing-exp and future-nbf tokens are refused', a
 
 t.test('a token just past exp, within the 30 s clock tolerance, is accepted', async t => {
   const { app } = await appWithProbe(t)
-  const res = await app.inject({ url: '/test/caller', headers: bearer(hs256(claimsFor(IVANOV, { exp: inSeconds(-10) }))) })
+  const res = await app.inject({
+    url: '/test/caller',
+    headers: bearer(hs256(claimsFor(IVANOV, { exp: inSeconds(-10) })))
+  })
   t.equal(res.statusCode, 200)
 })
 
@@ -87,10 +94,13 @@ t.test('wrong signatures and algorithms are refused with a secret configured', a
   const hs512Input = `${Buffer.from(JSON.stringify({ alg: 'HS512', typ: 'JWT' })).toString('base64url')}.${payload}`
   const cases: Array<[string, string]> = [
     ['signed with another secret', hs256(claimsFor(), 'another-secret-that-is-at-least-32-characters')],
-    ['payload swapped under a valid signature', `${header}.${Buffer.from(JSON.stringify(claimsFor(IVANOV, { login: '70000000000' }))).toString('base64url')}.${good.split('.')[2]}`],
+    ['payload swapped under a valid signature',
+      `${header}.${Buffer.from(JSON.stringify(claimsFor(IVANOV, { login: '70000000000' }))).toString('base64url')}` +
+        `.${good.split('.')[2]}`],
     ['alg none, unsigned', unsigned()],
     ['alg none carrying the valid signature', `${unsigned().slice(0, -1)}.${good.split('.')[2]}`],
-    ['HS512 with the right secret (not on the allowlist)', `${hs512Input}.${createHmac('sha512', JWT_SECRET).update(hs512Input).digest('base64url')}`],
+    ['HS512 with the right secret (not on the allowlist)',
+      `${hs512Input}.${createHmac('sha512', JWT_SECRET).update(hs512Input).digest('base64url')}`],
     ['RS256 while a secret is configured', asymmetric('RS256', keyPair('rsa').privateKey)]
   ]
   for (const [name, token] of cases) {
@@ -119,7 +129,9 @@ t.test('claims that do not name a client are refused', async t => {
 
 t.test('the caller comes from the verified claims only, uid_client upper-cased', async t => {
   const { app } = await appWithProbe(t)
-  const token = hs256(claimsFor({ ...IVANOV, uid_client: IVANOV.uid_client.toLowerCase() }, { role: 'admin', uid_client: '00000000-0000-4000-8000-000000000001' }))
+  const token =
+    hs256(claimsFor({ ...IVANOV, uid_client: IVANOV.uid_client.toLowerCase() },
+      { role: 'admin', uid_client: '00000000-0000-4000-8000-000000000001' }))
   const res = await app.inject({
     url: '/test/caller?uid_client=00000000-0000-4000-8000-000000000002',
     headers: { authorization: `bearer ${token}`, 'x-uid-client': '00000000-0000-4000-8000-000000000003' }
@@ -144,7 +156,8 @@ t.test('with a public key configured', async t => {
     const ok = await app.inject({ url: '/test/caller', headers: bearer(asymmetric('RS256', rsa.privateKey)) })
     t.equal(ok.statusCode, 200)
     t.equal(ok.json().uid_client, IVANOV.uid_client)
-    for (const token of [hs256(claimsFor(), rsa.publicPem), asymmetric('ES256', ec.privateKey), unsigned(), asymmetric('RS256', generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey)]) {
+    for (const token of [hs256(claimsFor(), rsa.publicPem), asymmetric('ES256', ec.privateKey), unsigned(),
+      asymmetric('RS256', generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey)]) {
       assertRefused(t, await app.inject({ url: PROFILE, headers: bearer(token) }), INVALID, token)
     }
   })
@@ -164,7 +177,8 @@ t.test('verificationKey picks one algorithm from the key and refuses unusable ke
   t.same(verificationKey({ AUTH_JWT_SECRET: JWT_SECRET }), { key: JWT_SECRET, algorithm: 'HS256' })
   t.equal(verificationKey({ AUTH_JWT_PUBLIC_KEY: keyPair('rsa').publicPem }).algorithm, 'RS256')
   t.equal(verificationKey({ AUTH_JWT_PUBLIC_KEY: keyPair('ec').publicPem }).algorithm, 'ES256')
-  const pem = (pair: { publicKey: { export (o: object): string | Buffer } }) => pair.publicKey.export({ type: 'spki', format: 'pem' }).toString()
+  const pem = (pair: { publicKey: { export (o: object): string | Buffer } }) =>
+    pair.publicKey.export({ type: 'spki', format: 'pem' }).toString()
   t.throws(() => verificationKey({ AUTH_JWT_PUBLIC_KEY: '-----BEGIN PUBLIC KEY-----\nnope\n-----END PUBLIC KEY-----' }), /not a readable public key/)
   t.throws(() => verificationKey({ AUTH_JWT_PUBLIC_KEY: pem(generateKeyPairSync('ec', { namedCurve: 'P-384' })) }), /RSA .* or P-256/)
   t.throws(() => verificationKey({ AUTH_JWT_PUBLIC_KEY: pem(generateKeyPairSync('rsa', { modulusLength: 1024 })) }), /2048 bits/)
@@ -196,12 +210,14 @@ t.test('AUTH_JWT_ISSUER and AUTH_JWT_AUDIENCE: tokens without them or with other
   const good = hs256(claimsFor(IVANOV, { iss: 'https://id.example', aud: 'dealer-app' }))
   t.equal((await app.inject({ url: '/test/caller', headers: bearer(good) })).statusCode, 200)
   const inList = hs256(claimsFor(IVANOV, { iss: 'https://id.example', aud: ['other-api', 'dealer-app'] }))
-  t.equal((await app.inject({ url: '/test/caller', headers: bearer(inList) })).statusCode, 200, 'aud as a list that holds ours')
+  t.equal((await app.inject({ url: '/test/caller', headers: bearer(inList) })).statusCode, 200,
+    'aud as a list that holds ours')
   const cases: Array<[string, Claims]> = [
     ['no iss', claimsFor(IVANOV, { aud: 'dealer-app' })],
     ['no aud', claimsFor(IVANOV, { iss: 'https://id.example' })],
     ['another issuer', claimsFor(IVANOV, { iss: 'https://other.example', aud: 'dealer-app' })],
-    ['another audience (an ID token of the same issuer)', claimsFor(IVANOV, { iss: 'https://id.example', aud: 'some-client-id' })]
+    ['another audience (an ID token of the same issuer)',
+      claimsFor(IVANOV, { iss: 'https://id.example', aud: 'some-client-id' })]
   ]
   for (const [name, claims] of cases) {
     const token = hs256(claims)

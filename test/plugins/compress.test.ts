@@ -48,7 +48,8 @@ async function service (t: Test, env: Record<string, string> = {}) {
   return await faultService(t, upstream.url, { METRICS_API_KEY: METRICS_KEY, ...env })
 }
 
-t.test('br and gzip: the plain answer\'s JSON in less than half its bytes, by Accept-Encoding and q-values', async t => {
+t.test('br and gzip: the plain answer\'s JSON in less than half its bytes, by ' +
+  'Accept-Encoding and q-values', async t => {
   const base = await service(t)
   const url = `${base}/api/users/profile`
   const plain = await raw(url, { authorization })

@@ -41,7 +41,8 @@ async function deprecatedApp (t: Parameters<typeof buildTestApp>[0]) {
   })
   app.get('/test/current', { schema: { tags: ['profile'], headers: AppVersionHeaders } }, async () => ({ ok: true }))
   const origin = await app.listen({ port: 0, host: '127.0.0.1' })
-  const call = async (path: string, headers: Record<string, string> = {}) => await fetch(`${origin}${path}`, { headers })
+  const call = async (path: string, headers: Record<string, string> = {}) =>
+    await fetch(`${origin}${path}`, { headers })
   const scrape = async () => {
     const text = await (await call('/metrics', { authorization: `Bearer ${METRICS_KEY}` })).text()
     const calls = new Map<string, number>()
@@ -68,13 +69,15 @@ t.test('a deprecated route answers with Deprecation and Sunset, error answers to
   t.equal(undated.headers.get('sunset'), null, 'no sunset date, no Sunset')
   const current = await call('/test/current')
   t.equal(current.headers.get('deprecation'), null)
-  t.equal((await call('/test/card')).headers.get('deprecation'), null, 'a deprecated field does not deprecate the route')
+  t.equal((await call('/test/card')).headers.get('deprecation'), null,
+    'a deprecated field does not deprecate the route')
 })
 
 t.test('the OpenAPI document marks the operation, its dates and the fields', async t => {
   const { app } = await deprecatedApp(t)
   const doc = (await app.inject('/docs/json')).json()
-  t.match(doc.paths['/test/old'].get, { deprecated: true, 'x-deprecation': '2026-11-01T00:00:00Z', 'x-sunset': '2027-05-01' })
+  t.match(doc.paths['/test/old'].get,
+    { deprecated: true, 'x-deprecation': '2026-11-01T00:00:00Z', 'x-sunset': '2027-05-01' })
   t.notOk('deprecated' in doc.paths['/test/current'].get, 'only where declared')
   const schema = doc.paths['/test/card'].get.responses['200'].content['application/json'].schema
   t.equal(schema.properties.nickname.deprecated, true)
@@ -83,7 +86,8 @@ t.test('the OpenAPI document marks the operation, its dates and the fields', asy
   t.notOk('deprecated' in doc.paths['/test/card'].get)
 })
 
-t.test('bff_deprecated_calls_total: calls to the route by app version, and success answers with deprecated fields', async t => {
+t.test('bff_deprecated_calls_total: calls to the route by app version, and success ' +
+  'answers with deprecated fields', async t => {
   const { call, scrape } = await deprecatedApp(t)
   await call('/test/old', { 'x-app-version': '3.1.0' })
   await call('/test/old', { 'x-app-version': '3.1.0' })
@@ -114,7 +118,9 @@ t.test('a deprecation without a valid date, or a sunset before it, fails at star
 })
 
 t.test('deprecated fields are found through shared schemas, arrays and unions; other answers are not read', async t => {
-  const shared: Record<string, unknown> = { Inner: { type: 'object', properties: { old: { type: 'string', deprecated: true } } } }
+  const shared: Record<string, unknown> = {
+    Inner: { type: 'object', properties: { old: { type: 'string', deprecated: true } } }
+  }
   const schema = {
     response: {
       200: { content: { 'application/json': { schema: { anyOf: [{ $ref: 'Inner' }, { type: 'null' }] } } } },

@@ -23,8 +23,14 @@ async function build (t: Test) {
   await app.register(errors)
   app.get('/boom', async () => { throw new Error('db password is hunter2 at /srv/app.ts:12') })
   app.get('/not-found', async () => { throw new ClientNotFoundError() })
-  app.get('/upstream', async () => { throw new UpstreamBadResponseError('passport.get_client', { cause: new Error('socket to 10.0.0.5') }) })
-  app.post('/body', { schema: { body: Type.Object({ uid: Type.String({ format: 'uuid' }) }, { additionalProperties: false }) } }, async () => ({ ok: true }))
+  app.get('/upstream',
+    async () => {
+      throw new UpstreamBadResponseError('passport.get_client',
+        { cause: new Error('socket to 10.0.0.5') })
+    })
+  app.post('/body',
+    { schema: { body: Type.Object({ uid: Type.String({ format: 'uuid' }) }, { additionalProperties: false }) } },
+    async () => ({ ok: true }))
   t.teardown(() => app.close())
   return app
 }
@@ -67,15 +73,29 @@ t.test('validation failures are 400 BAD_REQUEST naming the field', async t => {
   const bad = await app.inject({ method: 'POST', url: '/body', payload: { uid: 'nope' } })
   isErrorBody(t, bad.json(), 400, 'BAD_REQUEST')
   t.match(bad.json().message, /uid/)
-  const extra = await app.inject({ method: 'POST', url: '/body', payload: { uid: '9F1C3B2A-6D4E-4C1B-8A7F-2E5D6C7B8A90', admin: true } })
+  const extra = await app.inject({
+    method: 'POST',
+    url: '/body',
+    payload: { uid: '9F1C3B2A-6D4E-4C1B-8A7F-2E5D6C7B8A90', admin: true }
+  })
   isErrorBody(t, extra.json(), 400, 'BAD_REQUEST')
 })
 
 t.test('body parser failures speak our codes', async t => {
   const app = await build(t)
-  const json = await app.inject({ method: 'POST', url: '/body', headers: { 'content-type': 'application/json' }, payload: '{"uid":' })
+  const json = await app.inject({
+    method: 'POST',
+    url: '/body',
+    headers: { 'content-type': 'application/json' },
+    payload: '{"uid":'
+  })
   isErrorBody(t, json.json(), 400, 'BAD_REQUEST')
-  const type = await app.inject({ method: 'POST', url: '/body', headers: { 'content-type': 'text/csv' }, payload: 'a,b' })
+  const type = await app.inject({
+    method: 'POST',
+    url: '/body',
+    headers: { 'content-type': 'text/csv' },
+    payload: 'a,b'
+  })
   isErrorBody(t, type.json(), 415, 'UNSUPPORTED_MEDIA_TYPE')
   const large = await app.inject({ method: 'POST', url: '/body', payload: { uid: 'x'.repeat(200) } })
   isErrorBody(t, large.json(), 413, 'PAYLOAD_TOO_LARGE')
@@ -94,10 +114,14 @@ t.test('x-request-id: a well-formed inbound id is kept, anything else replaced',
 t.test('toErrorBody maps statuses it does not know by name, and never passes a 5xx message', async t => {
   const teapot = toErrorBody(Object.assign(new Error('short and stout'), { statusCode: 418, code: 'X' }))
   t.same(teapot, { statusCode: 418, code: 'I_M_A_TEAPOT', error: "I'm a Teapot", message: 'short and stout' })
-  const limited = toErrorBody(Object.assign(new Error('Rate limit exceeded, retry in 1 minute'), { statusCode: 429, code: 'FST_ERR_RATE_LIMIT' }))
+  const limited =
+    toErrorBody(Object.assign(new Error('Rate limit exceeded, retry in 1 minute'),
+      { statusCode: 429, code: 'FST_ERR_RATE_LIMIT' }))
   t.equal(limited.code, 'RATE_LIMITED')
-  const gateway = toErrorBody(Object.assign(new Error('connect ECONNREFUSED 10.1.1.1'), { statusCode: 502, code: 'UND_ERR' }))
-  t.same(gateway, { statusCode: 500, code: 'INTERNAL_ERROR', error: 'Internal Server Error', message: 'Internal server error' })
+  const gateway =
+    toErrorBody(Object.assign(new Error('connect ECONNREFUSED 10.1.1.1'), { statusCode: 502, code: 'UND_ERR' }))
+  t.same(gateway,
+    { statusCode: 500, code: 'INTERNAL_ERROR', error: 'Internal Server Error', message: 'Internal server error' })
 })
 
 // Languages: every catalog code over real HTTP in Russian and English, and the choice by Accept-Language.

@@ -21,14 +21,20 @@ t.test('under pressure: 503 SERVICE_UNAVAILABLE in the error body with Retry-Aft
   // No upstream interceptor: a request that got past the shedding would not be this 503.
   const requests = [
     { url: '/api/users/profile', headers: bearer(hs256()) },
-    { method: 'POST' as const, url: '/request-console', headers: { 'x-console-key': CONSOLE_KEY }, payload: { operation: 'dealer.discount', params: {} } },
+    {
+      method: 'POST' as const,
+      url: '/request-console',
+      headers: { 'x-console-key': CONSOLE_KEY },
+      payload: { operation: 'dealer.discount', params: {} }
+    },
     { url: '/docs/json' },
     { url: '/no/such/route' }
   ]
   for (const request of requests) {
     const res = await app.inject(request)
     t.equal(res.statusCode, 503, request.url)
-    t.same(res.json(), { statusCode: 503, code: 'SERVICE_UNAVAILABLE', error: 'Service Unavailable', message: OVERLOADED })
+    t.same(res.json(),
+      { statusCode: 503, code: 'SERVICE_UNAVAILABLE', error: 'Service Unavailable', message: OVERLOADED })
     t.equal(res.headers['retry-after'], String(SHED_RETRY_AFTER_S))
     t.ok(res.headers['x-request-id'], 'x-request-id on the shed answer')
     t.equal(res.headers['x-content-type-options'], 'nosniff', 'security headers on the shed answer')
@@ -67,7 +73,8 @@ t.test('config: defaults and bad values named', async t => {
   t.equal(config.UNDER_PRESSURE_MAX_HEAP_USED_MB, 0, 'heap bound off by default')
   t.equal(config.UNDER_PRESSURE_MAX_RSS_MB, 0, 'RSS bound off by default')
   t.equal(config.UNDER_PRESSURE_SAMPLE_INTERVAL_MS, 1000)
-  t.equal(testConfig({ UNDER_PRESSURE_MAX_EVENT_LOOP_DELAY_MS: '0' }).UNDER_PRESSURE_MAX_EVENT_LOOP_DELAY_MS, 0, '0 turns the check off')
+  t.equal(testConfig({ UNDER_PRESSURE_MAX_EVENT_LOOP_DELAY_MS: '0' }).UNDER_PRESSURE_MAX_EVENT_LOOP_DELAY_MS, 0,
+    '0 turns the check off')
 
   const bad = {
     UNDER_PRESSURE_MAX_EVENT_LOOP_DELAY_MS: '-1',
@@ -88,7 +95,8 @@ t.test('config: defaults and bad values named', async t => {
 t.test('under pressure, the metrics scrape still answers and counts each shed request by its bound', async t => {
   const key = 'metrics-key-for-tests-0123456789'
   // Only the RSS bound on: a slow machine's start-up could otherwise trip the event-loop bound first.
-  const { app } = await buildTestApp(t, { ...PRESSURE, UNDER_PRESSURE_MAX_EVENT_LOOP_DELAY_MS: '0', METRICS_API_KEY: key })
+  const { app } = await buildTestApp(t,
+    { ...PRESSURE, UNDER_PRESSURE_MAX_EVENT_LOOP_DELAY_MS: '0', METRICS_API_KEY: key })
   t.ok(await underPressure(app))
   t.equal((await app.inject({ url: '/api/users/profile', headers: bearer(hs256()) })).statusCode, 503)
   t.equal((await app.inject({ url: '/no/such/route' })).statusCode, 503)

@@ -108,7 +108,8 @@ t.test('front requests by route pattern, method and status; never the raw URL', 
   answer(upstream, operations['dealer.discount'].path, 200, fx.discountWithBonuses)
   answer(upstream, operations['dealer.client'].path, 200, fx.contractorResult)
 
-  t.equal((await app.inject({ url: `${PROFILE}?login=${fx.IVANOV.login}`, headers: bearer(IVANOV_TOKEN) })).statusCode, 200)
+  t.equal((await app.inject({ url: `${PROFILE}?login=${fx.IVANOV.login}`, headers: bearer(IVANOV_TOKEN) })).statusCode,
+    200)
   t.equal((await app.inject({ url: PROFILE })).statusCode, 401)
   t.equal((await app.inject({ url: `/api/users/${fx.IVANOV.uid_client}` })).statusCode, 404)
   t.equal((await app.inject({ url: `/${fx.PETROVA.login}`, method: 'DELETE' })).statusCode, 404)
@@ -119,8 +120,10 @@ t.test('front requests by route pattern, method and status; never the raw URL', 
   t.equal(value(samples, 'bff_http_requests_total', { route: PROFILE, method: 'GET', status_code: '401' }), 1)
   t.equal(value(samples, 'bff_http_requests_total', { route: 'not_found', method: 'GET', status_code: '404' }), 1)
   t.equal(value(samples, 'bff_http_requests_total', { route: 'not_found', method: 'DELETE', status_code: '404' }), 1)
-  t.equal(value(samples, 'bff_http_request_duration_seconds_count', { route: PROFILE, method: 'GET', status_code: '200' }), 1)
-  t.equal(value(samples, 'bff_http_request_duration_seconds_bucket', { route: PROFILE, status_code: '200', le: '+Inf' }), 1)
+  t.equal(value(samples, 'bff_http_request_duration_seconds_count',
+    { route: PROFILE, method: 'GET', status_code: '200' }), 1)
+  t.equal(value(samples, 'bff_http_request_duration_seconds_bucket',
+    { route: PROFILE, status_code: '200', le: '+Inf' }), 1)
   const profileSum = value(samples, 'bff_http_request_duration_seconds_sum', { route: PROFILE, status_code: '200' })
   t.ok(profileSum !== undefined && profileSum > 0 && profileSum < 60, `latency in seconds, not ms (${profileSum})`)
   const routes = new Set(samples.filter(s => s.name === 'bff_http_requests_total').map(s => s.labels.route))
@@ -152,9 +155,11 @@ t.test('upstream exchanges by operation and outcome, hops followed, degraded sec
   t.equal(value(samples, 'bff_upstream_requests_total', { operation: 'passport.get_client', outcome: 'ok' }), 1)
   t.equal(value(samples, 'bff_upstream_requests_total', { operation: 'dealer.discount', outcome: 'status' }), 1)
   t.equal(value(samples, 'bff_upstream_requests_total', { operation: 'dealer.client', outcome: 'ok' }), 1)
-  t.equal(value(samples, 'bff_upstream_request_duration_seconds_count', { operation: 'dealer.discount', outcome: 'status' }), 1)
+  t.equal(value(samples, 'bff_upstream_request_duration_seconds_count',
+    { operation: 'dealer.discount', outcome: 'status' }), 1)
   t.equal(value(samples, 'bff_upstream_redirects_total', { operation: 'passport.get_client' }), 1)
-  t.equal(value(samples, 'bff_upstream_redirects_total', { operation: 'dealer.client' }), 0, 'known series start at zero')
+  t.equal(value(samples, 'bff_upstream_redirects_total', { operation: 'dealer.client' }), 0,
+    'known series start at zero')
   t.equal(value(samples, 'bff_profile_degraded_sections_total', { section: 'discount' }), 1)
   t.equal(value(samples, 'bff_profile_degraded_sections_total', { section: 'contractor' }), 0)
   t.equal(value(samples, 'bff_upstream_contract_violations_total', { operation: 'dealer.discount' }), undefined,
@@ -177,7 +182,8 @@ t.test('contract violations by operation and field path, array indexes folded', 
   const { samples } = await scrape(app)
   t.equal(value(samples, 'bff_upstream_requests_total', { operation: 'passport.get_client', outcome: 'contract' }), 1)
   const violations = samples.filter(s => s.name === 'bff_upstream_contract_violations_total')
-  t.strictSame(violations.map(s => [s.labels.operation, s.labels.path, s.value]), [['passport.get_client', '/catalog_cars_view/*/data', 2]])
+  t.strictSame(violations.map(s => [s.labels.operation, s.labels.path, s.value]),
+    [['passport.get_client', '/catalog_cars_view/*/data', 2]])
 })
 
 t.test('degraded sections count per answer sent, stale ones per load, both through the profile observer', async t => {
@@ -236,7 +242,8 @@ t.test('contract path labels: indexes folded, odd characters replaced, length an
 })
 
 t.test('the upstream client reports its breakers to the gauge', async t => {
-  const { app, agent, upstream } = await buildTestApp(t, { METRICS_API_KEY: METRICS_KEY, UPSTREAM_BREAKER_MIN_CALLS: '1' })
+  const { app, agent, upstream } = await buildTestApp(t,
+    { METRICS_API_KEY: METRICS_KEY, UPSTREAM_BREAKER_MIN_CALLS: '1' })
   answer(upstream, operations['dealer.discount'].path, 500, { success: false })
   const params = { uid_client: fx.IVANOV.uid_client }
   const failure = (call: Promise<unknown>) => call.then(() => 'answered', (error: { reason?: string }) => error.reason)
@@ -268,8 +275,14 @@ t.test('breaker state gauge: 0 closed, 1 half-open, 2 open', async t => {
 
 t.test('new key paths in pass-through parts are counted once each; documented ones never', async t => {
   const { app, agent, upstream } = await metricsApp(t)
-  const newDiscount = { ...fx.discountWithBonuses, data: { ...fx.discountWithBonuses.data, tier: { name: 'gold', perks: [{ code: 'x' }] } } }
-  const newContractor = { ...fx.contractorResult, data: { ...fx.contractor, last_dealer: { id: 'D1', city: 'Москва' } } }
+  const newDiscount = {
+    ...fx.discountWithBonuses,
+    data: { ...fx.discountWithBonuses.data, tier: { name: 'gold', perks: [{ code: 'x' }] } }
+  }
+  const newContractor = {
+    ...fx.contractorResult,
+    data: { ...fx.contractor, last_dealer: { id: 'D1', city: 'Москва' } }
+  }
   for (let i = 0; i < 2; i++) {
     answer(upstream, operations['passport.get_client'].path, 200, fx.passportFound)
     answer(upstream, operations['dealer.discount'].path, 200, newDiscount)
@@ -282,8 +295,10 @@ t.test('new key paths in pass-through parts are counted once each; documented on
   // /data/tier, /data/tier/name, /data/tier/perks, /data/tier/perks/*, /data/tier/perks/*/code; balance,
   // currency, level and expires_at are in the schema's example.
   t.equal(value(samples, 'bff_upstream_passthrough_new_paths_total', { operation: 'dealer.discount' }), 5)
-  t.equal(value(samples, 'bff_upstream_passthrough_new_paths_total', { operation: 'dealer.client' }), 2, 'last_dealer id and city')
-  t.equal(value(samples, 'bff_upstream_passthrough_new_paths_total', { operation: 'passport.get_client' }), 0, 'the series starts at zero')
+  t.equal(value(samples, 'bff_upstream_passthrough_new_paths_total', { operation: 'dealer.client' }), 2,
+    'last_dealer id and city')
+  t.equal(value(samples, 'bff_upstream_passthrough_new_paths_total', { operation: 'passport.get_client' }), 0,
+    'the series starts at zero')
 })
 
 t.test('pass-through drift: bounded in remembered paths', async t => {

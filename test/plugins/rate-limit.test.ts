@@ -24,10 +24,12 @@ function passportNotFound (upstream: TestApp['upstream'], times: number) {
 /** The 429 every limit answers: the error body, Retry-After within the minute, the x-ratelimit-* headers. */
 function assertLimited (tt: Test, res: Answer, limit: number) {
   tt.equal(res.statusCode, 429)
-  tt.same(res.json(), { statusCode: 429, code: 'RATE_LIMITED', error: 'Too Many Requests', message: res.json().message })
+  tt.same(res.json(),
+    { statusCode: 429, code: 'RATE_LIMITED', error: 'Too Many Requests', message: res.json().message })
   tt.match(res.json().message, /^Too many requests; retry in \d+ seconds?$/)
   const retryAfter = Number(res.headers['retry-after'])
-  tt.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60, 'Retry-After: whole seconds within the minute')
+  tt.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60,
+    'Retry-After: whole seconds within the minute')
   tt.equal(res.headers['x-ratelimit-limit'], String(limit))
   tt.equal(res.headers['x-ratelimit-remaining'], '0')
   tt.ok(res.headers['x-request-id'], 'x-request-id on the refusal')
@@ -53,7 +55,8 @@ t.test('profile: limited per client (token sub), another client unaffected', asy
 })
 
 t.test('profile: refused tokens do not use up the client budget', async t => {
-  const { app, upstream } = await buildTestApp(t, { RATE_LIMIT_PROFILE_PER_MINUTE: '1', RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '100' })
+  const { app, upstream } = await buildTestApp(t,
+    { RATE_LIMIT_PROFILE_PER_MINUTE: '1', RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '100' })
   passportNotFound(upstream, 1)
   const forged = hs256(claimsFor(), 'another-secret-that-is-at-least-32-characters')
   for (let i = 0; i < 3; i++) t.equal((await app.inject({ url: PROFILE, headers: bearer(forged) })).statusCode, 401)
@@ -63,7 +66,8 @@ t.test('profile: refused tokens do not use up the client budget', async t => {
 t.test('console: limited per client address', async t => {
   const { app } = await buildTestApp(t, { RATE_LIMIT_CONSOLE_PER_MINUTE: '2' })
   // An invalid body is answered without the upstream, and still counts: the limit comes first.
-  const send = (remoteAddress: string) => app.inject({ method: 'POST', url: CONSOLE, headers: { 'x-console-key': CONSOLE_KEY }, payload: {}, remoteAddress })
+  const send = (remoteAddress: string) =>
+    app.inject({ method: 'POST', url: CONSOLE, headers: { 'x-console-key': CONSOLE_KEY }, payload: {}, remoteAddress })
   for (let i = 0; i < 2; i++) t.equal((await send('198.51.100.7')).statusCode, 400)
   assertLimited(t, await send('198.51.100.7'), 2)
   t.equal((await send('198.51.100.8')).statusCode, 400, 'another address is served')
@@ -86,7 +90,8 @@ t.test('without TRUST_PROXY, X-Forwarded-For is ignored: a client cannot pick it
   assertLimited(t, await send('203.0.113.3'), 2)
 })
 
-t.test('with TRUST_PROXY, the client behind a trusted balancer is the key, and only a trusted balancer is believed', async t => {
+t.test('with TRUST_PROXY, the client behind a trusted balancer is the key, and only a ' +
+  'trusted balancer is believed', async t => {
   const { app } = await buildTestApp(t, { RATE_LIMIT_CONSOLE_PER_MINUTE: '2', TRUST_PROXY: '10.0.0.0/8, 192.0.2.10' })
   const send = (remoteAddress: string, forwarded: string) => app.inject({
     method: 'POST',
@@ -110,7 +115,8 @@ t.test('with TRUST_PROXY, the client behind a trusted balancer is the key, and o
   assertLimited(t, await send('198.51.100.5', '203.0.113.52'), 2)
 })
 
-t.test('refused credentials per address: past the limit, 429 only to refused credentials, never to a valid token', async t => {
+t.test('refused credentials per address: past the limit, 429 only to refused ' +
+  'credentials, never to a valid token', async t => {
   const { app, upstream, agent } = await buildTestApp(t, { RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '3' })
   const shared = '198.51.100.20'
   const forged = hs256(claimsFor(), 'another-secret-that-is-at-least-32-characters')
@@ -127,21 +133,39 @@ t.test('refused credentials per address: past the limit, 429 only to refused cre
   }
   // A valid token from the same address is verified and served: nobody can lock it out.
   passportNotFound(upstream, 2)
-  t.equal((await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN), remoteAddress: shared })).statusCode, 404, 'a valid token is served')
-  t.equal((await app.inject({ method: 'POST', url: CONSOLE, headers: { 'x-console-key': CONSOLE_KEY }, payload: {}, remoteAddress: shared })).statusCode, 400,
-    'a valid console key is served')
-  const badKey = await app.inject({ method: 'POST', url: CONSOLE, headers: { 'x-console-key': 'wrong-key-0123456789' }, payload: {}, remoteAddress: shared })
+  t.equal((await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN), remoteAddress: shared })).statusCode, 404,
+    'a valid token is served')
+  t.equal((await app.inject({
+    method: 'POST',
+    url: CONSOLE,
+    headers: { 'x-console-key': CONSOLE_KEY },
+    payload: {},
+    remoteAddress: shared
+  })).statusCode, 400,
+  'a valid console key is served')
+  const badKey = await app.inject({
+    method: 'POST',
+    url: CONSOLE,
+    headers: { 'x-console-key': 'wrong-key-0123456789' },
+    payload: {},
+    remoteAddress: shared
+  })
   assertLimited(t, badKey, 3)
 
   t.equal((await app.inject({ url: PROFILE, headers: bearer(forged), remoteAddress: '198.51.100.21' })).statusCode, 401,
     'another address is counted on its own')
-  t.equal((await app.inject({ url: PROFILE, headers: bearer(PETROVA_TOKEN), remoteAddress: '198.51.100.21' })).statusCode, 404)
+  t.equal((await app.inject({
+    url: PROFILE,
+    headers: bearer(PETROVA_TOKEN),
+    remoteAddress: '198.51.100.21'
+  })).statusCode, 404)
   t.equal((await app.inject('/health/live')).statusCode, 200, 'routes without credentials are not affected')
   agent.assertNoPendingInterceptors()
 })
 
 t.test('refused console keys count too; accepted credentials never do', async t => {
-  const { app } = await buildTestApp(t, { RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '2', RATE_LIMIT_CONSOLE_PER_MINUTE: '100' })
+  const { app } = await buildTestApp(t,
+    { RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '2', RATE_LIMIT_CONSOLE_PER_MINUTE: '100' })
   const send = (key: string, remoteAddress: string) =>
     app.inject({ method: 'POST', url: CONSOLE, headers: { 'x-console-key': key }, payload: {}, remoteAddress })
   // Accepted keys (answered 400 for the body) from one address, many more than the failure limit.
@@ -158,9 +182,11 @@ t.test('refused metrics keys count with the others and are logged at warn', asyn
   const lines: Array<Record<string, unknown>> = []
   const stream = { write: (line: string) => { lines.push(JSON.parse(line)) } }
   const METRICS_KEY = 'metrics-key-for-tests-0123456789'
-  const { app } = await buildTestApp(t, { RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '2', METRICS_API_KEY: METRICS_KEY, LOG_LEVEL: 'info' },
+  const { app } = await buildTestApp(t,
+    { RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '2', METRICS_API_KEY: METRICS_KEY, LOG_LEVEL: 'info' },
     { logger: { level: 'info', stream } })
-  const scrape = (key: string) => app.inject({ url: '/metrics', headers: { authorization: `Bearer ${key}` }, remoteAddress: '198.51.100.40' })
+  const scrape = (key: string) =>
+    app.inject({ url: '/metrics', headers: { authorization: `Bearer ${key}` }, remoteAddress: '198.51.100.40' })
   for (let i = 0; i < 2; i++) t.equal((await scrape(`guess-${i}-0123456789abcdef`)).statusCode, 401)
   assertLimited(t, await scrape('guess-2-0123456789abcdef'), 2)
   t.equal((await scrape(METRICS_KEY)).statusCode, 200, 'the right key is still served')
@@ -175,7 +201,9 @@ t.test('the 429 is documented on both routes with its headers', async t => {
   for (const op of [doc.paths[PROFILE].get, doc.paths[CONSOLE].post]) {
     const limited = op.responses['429']
     t.equal(limited.content['application/json'].examples.RATE_LIMITED.value.code, 'RATE_LIMITED')
-    for (const header of ['retry-after', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) t.ok(limited.headers[header], header)
+    for (const header of ['retry-after', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) {
+      t.ok(limited.headers[header], header)
+    }
   }
 })
 

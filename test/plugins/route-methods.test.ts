@@ -27,7 +27,13 @@ t.test('a known path with a method it does not serve: 405 with Allow and the cat
     const { status, body } = await readAnswer(t, res)
     t.equal(status, 405, `${method} ${path}`)
     t.equal(res.headers.get('allow'), allow)
-    t.match(body, { statusCode: 405, code: 'METHOD_NOT_ALLOWED', error: 'Method Not Allowed', message: `Method ${method} is not allowed on ${path}; the Allow header lists those that are` })
+    t.match(body,
+      {
+        statusCode: 405,
+        code: 'METHOD_NOT_ALLOWED',
+        error: 'Method Not Allowed',
+        message: `Method ${method} is not allowed on ${path}; the Allow header lists those that are`
+      })
   }
   const head = await fetch(`${base}/request-console`, { method: 'HEAD' })
   t.equal(head.status, 405, 'HEAD of a POST-only path')
@@ -42,7 +48,8 @@ t.test('GET routes serve HEAD, as Allow says', async t => {
 
 t.test('OPTIONS of a known path: 204 with Allow; of an unknown one, 404', async t => {
   const base = await service(t)
-  for (const [path, allow] of [['/api/users/profile', 'GET, HEAD, OPTIONS'], ['/request-console', 'OPTIONS, POST']] as const) {
+  for (const [path, allow] of [['/api/users/profile', 'GET, HEAD, OPTIONS'],
+    ['/request-console', 'OPTIONS, POST']] as const) {
     const res = await fetch(`${base}${path}`, { method: 'OPTIONS' })
     t.equal(res.status, 204, path)
     t.equal(res.headers.get('allow'), allow)
@@ -65,14 +72,20 @@ t.test('an unknown path stays 404 NOT_FOUND whatever the method, without Allow',
 
 t.test('a route that is off is unknown: the console without a key is 404 for every method', async t => {
   const base = await service(t, { CONSOLE_API_KEY: '' })
-  for (const method of ['POST', 'DELETE']) t.equal((await readAnswer(t, await fetch(`${base}/request-console`, { method }))).status, 404)
+  for (const method of ['POST', 'DELETE']) {
+    t.equal((await readAnswer(t, await fetch(`${base}/request-console`, { method }))).status, 404)
+  }
 })
 
 t.test('with CORS_ORIGINS: the preflight still works, with Allow; wrong methods still 405', async t => {
   const base = await service(t, { CORS_ORIGINS: ORIGIN })
   const preflight = await fetch(`${base}/request-console`, {
     method: 'OPTIONS',
-    headers: { origin: ORIGIN, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, x-console-key' }
+    headers: {
+      origin: ORIGIN,
+      'access-control-request-method': 'POST',
+      'access-control-request-headers': 'content-type, x-console-key'
+    }
   })
   t.equal(preflight.status, 204)
   t.equal(preflight.headers.get('access-control-allow-origin'), ORIGIN)

@@ -105,15 +105,19 @@ t.test('CORS_ORIGINS: the listed origins exactly, our headers exposed, errors re
     t.same(String(res.headers['access-control-expose-headers']).split(/,\s*/), EXPOSED_HEADERS)
     t.notOk(res.headers['access-control-allow-credentials'], 'bearer tokens, no cookies')
   }
-  t.ok(EXPOSED_HEADERS.includes('x-request-id') && EXPOSED_HEADERS.includes('x-degraded') && EXPOSED_HEADERS.includes('retry-after'))
+  t.ok(EXPOSED_HEADERS.includes('x-request-id') && EXPOSED_HEADERS.includes('x-degraded') &&
+    EXPOSED_HEADERS.includes('retry-after'))
 
-  for (const origin of ['https://evil.example', `${APP_ORIGIN}.evil.example`, 'https://dealer.example', 'null', APP_ORIGIN.replace('https', 'http')]) {
+  const strangers = ['https://evil.example', `${APP_ORIGIN}.evil.example`, 'https://dealer.example', 'null',
+    APP_ORIGIN.replace('https', 'http')]
+  for (const origin of strangers) {
     const res = await app.inject({ url: '/health/live', headers: { origin } })
     t.notOk(res.headers['access-control-allow-origin'], `${origin} is not allowed`)
   }
 
   // A refusal must reach the page's script, or the app cannot tell a 401 from a network failure.
-  const refused = await app.inject({ url: '/api/users/profile', headers: { origin: APP_ORIGIN, ...bearer('not-a-jwt') } })
+  const refused =
+    await app.inject({ url: '/api/users/profile', headers: { origin: APP_ORIGIN, ...bearer('not-a-jwt') } })
   t.equal(refused.statusCode, 401)
   t.equal(refused.headers['access-control-allow-origin'], APP_ORIGIN)
 })
@@ -123,20 +127,30 @@ t.test('CORS preflight: answered before authentication, for allowed origins only
   const preflight = (origin: string) => app.inject({
     method: 'OPTIONS',
     url: '/api/users/profile',
-    headers: { origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization,x-request-id' }
+    headers: {
+      origin,
+      'access-control-request-method': 'GET',
+      'access-control-request-headers': 'authorization,x-request-id'
+    }
   })
   const ok = await preflight(APP_ORIGIN)
   t.equal(ok.statusCode, 204)
   t.equal(ok.headers['access-control-allow-origin'], APP_ORIGIN)
   t.match(ok.headers['access-control-allow-methods'], /\bGET\b/)
   const allowed = String(ok.headers['access-control-allow-headers']).split(/,\s*/)
-  for (const header of ['authorization', 'x-request-id', 'content-type', 'x-console-key']) t.ok(allowed.includes(header), header)
+  for (const header of ['authorization', 'x-request-id', 'content-type', 'x-console-key']) {
+    t.ok(allowed.includes(header), header)
+  }
   t.equal(ok.headers['access-control-max-age'], '600')
 
   const consolePreflight = await app.inject({
     method: 'OPTIONS',
     url: '/request-console',
-    headers: { origin: APP_ORIGIN, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-console-key' }
+    headers: {
+      origin: APP_ORIGIN,
+      'access-control-request-method': 'POST',
+      'access-control-request-headers': 'content-type,x-console-key'
+    }
   })
   t.equal(consolePreflight.statusCode, 204, 'no console key needed to ask')
 
@@ -161,9 +175,11 @@ t.test('front server limits reach the Node server', async t => {
   t.equal(app.initialConfig.bodyLimit, 2048)
 
   // An inactivity timeout shorter than a handling budget would cut answers off: it is raised past both.
-  const short = await buildTestApp(t, { SERVER_CONNECTION_TIMEOUT_MS: '3000', PROFILE_TIMEOUT_MS: '9000', UPSTREAM_TIMEOUT_MS: '4000' })
+  const short = await buildTestApp(t,
+    { SERVER_CONNECTION_TIMEOUT_MS: '3000', PROFILE_TIMEOUT_MS: '9000', UPSTREAM_TIMEOUT_MS: '4000' })
   t.equal(short.app.server.timeout, 11_000, 'past PROFILE_TIMEOUT_MS')
-  const consoleBound = await buildTestApp(t, { SERVER_CONNECTION_TIMEOUT_MS: '3000', PROFILE_TIMEOUT_MS: '2000', UPSTREAM_TIMEOUT_MS: '7000' })
+  const consoleBound = await buildTestApp(t,
+    { SERVER_CONNECTION_TIMEOUT_MS: '3000', PROFILE_TIMEOUT_MS: '2000', UPSTREAM_TIMEOUT_MS: '7000' })
   t.equal(consoleBound.app.server.timeout, 9000, 'past UPSTREAM_TIMEOUT_MS, which the console waits')
 
   const defaults = await buildTestApp(t)
@@ -189,17 +205,21 @@ t.test('a client that never finishes its headers is answered 408 and disconnecte
 })
 
 t.test('config: server limits, TRUST_PROXY and CORS_ORIGINS, bad values named', async t => {
-  for (const value of ['true', 'false', '10.0.0.0/8', '10.0.0.0/8, 192.0.2.10', 'loopback,uniquelocal', '::1', '2001:db8::/32']) {
+  for (const value of ['true', 'false', '10.0.0.0/8', '10.0.0.0/8, 192.0.2.10', 'loopback,uniquelocal', '::1',
+    '2001:db8::/32']) {
     t.same(configProblems({ TRUST_PROXY: value }), [], `TRUST_PROXY=${value}`)
   }
   for (const value of ['1', '2', 'yes', '10.0.0.0/33', '10.0.0.0/8/1', '300.1.1.1', '10.0.0.0/8,,', 'example.com']) {
-    t.same(configProblems({ TRUST_PROXY: value }), ['TRUST_PROXY must be true, false, or a comma list of addresses, CIDRs or loopback/linklocal/uniquelocal'], `TRUST_PROXY=${value}`)
+    t.same(configProblems({ TRUST_PROXY: value }),
+      ['TRUST_PROXY must be true, false, or a comma list of addresses, CIDRs or loopback/linklocal/uniquelocal'],
+        `TRUST_PROXY=${value}`)
   }
 
   for (const value of [APP_ORIGIN, `${APP_ORIGIN},${ADMIN_ORIGIN}`, 'http://127.0.0.1:8080']) {
     t.same(configProblems({ CORS_ORIGINS: value }), [], `CORS_ORIGINS=${value}`)
   }
-  for (const value of ['*', 'app.dealer.example', `${APP_ORIGIN}/`, `${APP_ORIGIN}/path`, `${APP_ORIGIN},`, 'ftp://x.example']) {
+  for (const value of ['*', 'app.dealer.example', `${APP_ORIGIN}/`, `${APP_ORIGIN}/path`, `${APP_ORIGIN},`,
+    'ftp://x.example']) {
     t.same(configProblems({ CORS_ORIGINS: value }), ['CORS_ORIGINS has an invalid value'], `CORS_ORIGINS=${value}`)
   }
 

@@ -41,7 +41,8 @@ t.test('breadcrumb lists keep every item in order and leave the upstream value a
 t.test('dealer sections', async t => {
   t.strictSame(discountSection(fx.discountWithBonuses), fx.discountWithBonuses.data)
   t.equal(discountSection(fx.discountNone), null, 'no bonuses')
-  t.equal(discountSection({ success: false, message: null, data: { balance: 1 } }), null, 'success false wins over stray data')
+  t.equal(discountSection({ success: false, message: null, data: { balance: 1 } }), null,
+    'success false wins over stray data')
   t.equal(discountSection({ success: true, message: null, data: null }), null)
   t.strictSame(contractorSection(fx.contractorResult), fx.contractor)
   t.equal(contractorSection({ ...fx.contractorResult, data: null }), null)

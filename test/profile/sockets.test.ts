@@ -41,7 +41,9 @@ t.test('discount and contractor run in parallel: each answers only once the othe
     arrived.push(path)
     if (path === '/bc_passport/get_client') return answerJson(res, fx.passportFound)
     const body = path === '/bc_api_web_service/discount' ? fx.discountWithBonuses : fx.contractorResult
-    const other = path === '/bc_api_web_service/discount' ? '/bc_api_web_service/client' : '/bc_api_web_service/discount'
+    const other = path === '/bc_api_web_service/discount'
+      ? '/bc_api_web_service/client'
+      : '/bc_api_web_service/discount'
     const release = () => answerJson(res, body)
     // Sequential calls would deadlock here until the budget ends and degrade a section.
     const otherRelease = waiting.get(other)

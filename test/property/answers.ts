@@ -34,7 +34,10 @@ export async function propertyApp (t: Test): Promise<TestApp> {
   const params = (body: unknown) => JSON.parse(String(body)) as Record<string, string>
   const byUid = (uid: string) => seededClients.find(c => c.identity.uid_client.toUpperCase() === uid.toUpperCase())
   const route = (path: string) => (p: string) => p === path || p === `${path}/`
-  built.upstream.intercept({ path: route(operations['passport.get_client'].path), method: 'POST' }).reply<object>(({ body }) => {
+  built.upstream.intercept({
+    path: route(operations['passport.get_client'].path),
+    method: 'POST'
+  }).reply<object>(({ body }) => {
     const p = params(body)
     const client = seededClients.find(c => c.identity.vendor === p.vendor && c.identity.login === p.login &&
       c.identity.uid_client.toUpperCase() === p.uid_client?.toUpperCase())
@@ -43,9 +46,17 @@ export async function propertyApp (t: Test): Promise<TestApp> {
       : { statusCode: 200, data: client.passport, responseOptions: { headers: JSON_TYPE } }
   }).persist()
   built.upstream.intercept({ path: route(operations['dealer.discount'].path), method: 'POST' }).reply(({ body }) =>
-    ({ statusCode: 200, data: byUid(params(body).uid_client ?? '')?.discount ?? unknownAnswers.discount, responseOptions: { headers: JSON_TYPE } })).persist()
+    ({
+      statusCode: 200,
+      data: byUid(params(body).uid_client ?? '')?.discount ?? unknownAnswers.discount,
+      responseOptions: { headers: JSON_TYPE }
+    })).persist()
   built.upstream.intercept({ path: route(operations['dealer.client'].path), method: 'POST' }).reply(({ body }) =>
-    ({ statusCode: 200, data: byUid(params(body).uid_client ?? '')?.contractor ?? unknownAnswers.contractor, responseOptions: { headers: JSON_TYPE } })).persist()
+    ({
+      statusCode: 200,
+      data: byUid(params(body).uid_client ?? '')?.contractor ?? unknownAnswers.contractor,
+      responseOptions: { headers: JSON_TYPE }
+    })).persist()
   return built
 }
 
@@ -72,8 +83,9 @@ function brokenPromises (res: InjectResponse, route: 'profile' | 'console'): str
   }
   if (res.statusCode >= 400) {
     if (!isErrorBody.Check(body)) problems.push(`not an ErrorBody: ${res.body.slice(0, 200)}`)
-    else if (body.statusCode !== res.statusCode) problems.push(`body statusCode ${body.statusCode} differs from ${res.statusCode}`)
-    else if (body.code === 'INTERNAL_ERROR') problems.push(`unmapped error: ${res.body}`)
+    else if (body.statusCode !== res.statusCode) {
+      problems.push(`body statusCode ${body.statusCode} differs from ${res.statusCode}`)
+    } else if (body.code === 'INTERNAL_ERROR') problems.push(`unmapped error: ${res.body}`)
   } else if (res.statusCode === 200) {
     const check = route === 'profile' ? isProfile : isConsoleAnswer
     if (!check.Check(body)) problems.push(`200 body breaks the ${route} schema`)

@@ -13,9 +13,11 @@ import { assertWellFormed, fieldValue, headerName, holds, propertyApp, stillServ
 
 const { app } = await propertyApp(t)
 const now = () => Math.floor(Date.now() / 1000)
-const b64 = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url')
+const b64 = (value: unknown) =>
+  Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url')
 
-const alg = fc.oneof(fc.constantFrom('HS256', 'none', 'None', 'RS256', 'ES256', 'HS384', 'HS512', 'PS256', ''), fc.string({ maxLength: 10 }))
+const alg = fc.oneof(fc.constantFrom('HS256', 'none', 'None', 'RS256', 'ES256', 'HS384', 'HS512', 'PS256', ''),
+  fc.string({ maxLength: 10 }))
 const jwtHeader = fc.record({
   alg,
   typ: fc.oneof(fc.constant('JWT'), fc.string({ maxLength: 8 })),
@@ -31,7 +33,8 @@ const namedClaims = fc.record({
   ),
   login: fc.oneof(fc.stringMatching(/^\d{1,15}$/), seeded.map(s => s.login), fc.string(), fc.constant(null)),
   vendor: fc.oneof(fc.constantFrom('kia', 'hyundai', ''), seeded.map(s => s.vendor), fc.string({ maxLength: 80 })),
-  exp: fc.oneof(fc.integer({ min: -600, max: 3600 }).map(d => now() + d), fc.constant('never'), fc.double(), fc.constant(null)),
+  exp: fc.oneof(fc.integer({ min: -600, max: 3600 }).map(d => now() + d), fc.constant('never'), fc.double(),
+    fc.constant(null)),
   nbf: fc.integer({ min: -600, max: 600 }).map(d => now() + d),
   iat: fc.integer({ min: -3600, max: 3600 }).map(d => now() + d),
   aud: fc.string({ maxLength: 20 })
@@ -43,10 +46,16 @@ const claims = fc.tuple(
   .map(([named, extra]) => ({ ...extra, ...named }))
 
 /** A JWS: random or garbage parts, signed with the test secret, another secret, or not at all. */
-const jwt = fc.tuple(jwtHeader, claims, fc.constantFrom('secret', 'other', 'random', 'empty')).chain(([header, body, signer]) => {
+const jwt = fc.tuple(jwtHeader, claims,
+  fc.constantFrom('secret', 'other', 'random', 'empty')).chain(([header, body, signer]) => {
   const input = `${b64(header)}.${b64(body)}`
-  if (signer === 'secret') return fc.constant(`${input}.${createHmac('sha256', JWT_SECRET).update(input).digest('base64url')}`)
-  if (signer === 'other') return fc.constant(`${input}.${createHmac('sha256', 'another-secret-of-at-least-32-characters!').update(input).digest('base64url')}`)
+  if (signer === 'secret') {
+    return fc.constant(`${input}.${createHmac('sha256', JWT_SECRET).update(input).digest('base64url')}`)
+  }
+  if (signer === 'other') {
+    const other = createHmac('sha256', 'another-secret-of-at-least-32-characters!')
+    return fc.constant(`${input}.${other.update(input).digest('base64url')}`)
+  }
   if (signer === 'empty') return fc.constant(`${input}.`)
   return fc.base64String({ maxLength: 120 }).map(sig => `${input}.${sig.replace(/=+$/, '')}`)
 })
@@ -58,25 +67,30 @@ const jwtLike = fc.oneof(
   fc.string({ maxLength: 5000 })
 )
 
-const scheme = fc.constantFrom('Bearer ', 'bearer ', 'BEARER ', 'Bearer  ', 'Bearer\t', 'Basic ', 'Token ', '', 'Bearer')
+const scheme = fc.constantFrom('Bearer ', 'bearer ', 'BEARER ', 'Bearer  ', 'Bearer\t', 'Basic ', 'Token ', '',
+  'Bearer')
 
 const authorization = fc.oneof(
   { weight: 6, arbitrary: fc.tuple(scheme, jwtLike).map(([s, token]) => `${s}${token}`) },
   { weight: 1, arbitrary: fieldValue(300) }
 )
 
-await holds(t, 'any Authorization header: a documented, well-formed answer without secrets', fc.asyncProperty(authorization, async header => {
-  const res = await app.inject({ url: '/api/users/profile', headers: { authorization: header } })
-  assertWellFormed(res, 'profile')
-  if (res.statusCode === 200) {
-    // Only a token that names a seeded client gets a profile, and it is that client's.
-    const uid = (res.json() as { uid_client: string }).uid_client.toUpperCase()
-    if (!seededClients.some(c => c.identity.uid_client.toUpperCase() === uid)) throw new Error(`a profile for ${uid}`)
-    const claimed = JSON.parse(Buffer.from(header.split(' ')[1]!.split('.')[1]!, 'base64url').toString()) as { sub: string }
-    if (claimed.sub.toUpperCase() !== uid) throw new Error(`token for ${claimed.sub} answered ${uid}`)
-  }
-  if (res.statusCode === 401 && typeof res.headers['www-authenticate'] !== 'string') throw new Error('401 without www-authenticate')
-}), 200)
+await holds(t, 'any Authorization header: a documented, well-formed answer without secrets',
+  fc.asyncProperty(authorization, async header => {
+    const res = await app.inject({ url: '/api/users/profile', headers: { authorization: header } })
+    assertWellFormed(res, 'profile')
+    if (res.statusCode === 200) {
+      // Only a token that names a seeded client gets a profile, and it is that client's.
+      const uid = (res.json() as { uid_client: string }).uid_client.toUpperCase()
+      if (!seededClients.some(c => c.identity.uid_client.toUpperCase() === uid)) throw new Error(`a profile for ${uid}`)
+      const claimsPart = header.split(' ')[1]!.split('.')[1]!
+      const claimed = JSON.parse(Buffer.from(claimsPart, 'base64url').toString()) as { sub: string }
+      if (claimed.sub.toUpperCase() !== uid) throw new Error(`token for ${claimed.sub} answered ${uid}`)
+    }
+    if (res.statusCode === 401 && typeof res.headers['www-authenticate'] !== 'string') {
+      throw new Error('401 without www-authenticate')
+    }
+  }), 200)
 
 await holds(t, 'validly signed tokens with random claims: 200 only for a seeded identity, 401 or 404 otherwise',
   fc.asyncProperty(claims, async body => {
@@ -91,7 +105,9 @@ const ivanovToken = bearer(hs256())
 const ivanovUid = ivanov.identity.uid_client.toUpperCase()
 const WELL_FORMED_ID = /^[A-Za-z0-9._:-]{1,128}$/
 // Headers the HTTP layer itself owns; a caller sending odd ones meets Node's parser, not the service.
-const RESERVED = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'authorization', 'expect', 'upgrade', 'te', 'trailer'])
+const RESERVED = new Set([
+  'host', 'content-length', 'transfer-encoding', 'connection', 'authorization', 'expect', 'upgrade', 'te', 'trailer'
+])
 
 const tracing = fc.record({
   'x-request-id': fc.oneof(fc.stringMatching(/^[A-Za-z0-9._:-]{1,128}$/), fieldValue(300)),
@@ -108,7 +124,8 @@ await holds(t, 'any tracing and other headers: the caller\'s own profile, an x-r
     const res = await app.inject({ url: '/api/users/profile', headers: { ...extra, ...trace, ...ivanovToken } })
     assertWellFormed(res, 'profile')
     if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}: ${res.body}`)
-    if ((res.json() as { uid_client: string }).uid_client.toUpperCase() !== ivanovUid) throw new Error('another client\'s profile')
+    const { uid_client: uid } = res.json() as { uid_client: string }
+    if (uid.toUpperCase() !== ivanovUid) throw new Error('another client\'s profile')
     const inbound = trace['x-request-id']
     const id = String(res.headers['x-request-id'])
     const wrong = inbound !== undefined && WELL_FORMED_ID.test(inbound)
@@ -127,16 +144,19 @@ const query = fc.oneof(
   fc.string({ unit: queryChar, maxLength: 300 }),
   // Parameters that try to name another client or reach into prototypes.
   fc.array(fc.tuple(
-    fc.constantFrom('uid_client', 'sub', 'login', 'vendor', '__proto__', '__proto__[sub]', 'constructor[prototype][sub]', 'uid_client[]'),
+    fc.constantFrom('uid_client', 'sub', 'login', 'vendor', '__proto__', '__proto__[sub]',
+      'constructor[prototype][sub]', 'uid_client[]'),
     fc.oneof(fc.uuid(), fc.string({ maxLength: 40 }))
-  ), { maxLength: 5 }).map(pairs => pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&'))
+  ), { maxLength: 5 }).map(pairs =>
+    pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&'))
 )
 
 await holds(t, 'any query string: the token alone names the client', fc.asyncProperty(query, async q => {
   const res = await app.inject({ url: `/api/users/profile?${q}`, headers: ivanovToken })
   assertWellFormed(res, 'profile')
   if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}: ${res.body}`)
-  if ((res.json() as { uid_client: string }).uid_client.toUpperCase() !== ivanovUid) throw new Error('another client\'s profile')
+  const { uid_client: uid } = res.json() as { uid_client: string }
+  if (uid.toUpperCase() !== ivanovUid) throw new Error('another client\'s profile')
 }), 150)
 
 await stillServing(t, app)

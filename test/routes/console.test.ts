@@ -8,7 +8,10 @@ import * as fx from '../../schemas/fixtures.ts'
 import { consoleRequestVariants } from '../../schemas/console.ts'
 import { operationNames, type OperationName } from '../../schemas/operations.ts'
 import { consoleOperatorCheck } from '../../src/auth/key-check.ts'
-import { buildTestApp, configProblems, CONSOLE_KEY, DEALER_KEY, PASSPORT_KEY, type TestApp } from '../helpers/build-app.ts'
+import {
+  buildTestApp, configProblems, CONSOLE_KEY, DEALER_KEY, PASSPORT_KEY,
+  type TestApp
+} from '../helpers/build-app.ts'
 import { bearer, hs256 } from '../helpers/tokens.ts'
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0]
@@ -20,9 +23,27 @@ const HTML = { 'content-type': 'text/html' }
 interface Op { name: OperationName, path: string, key: string, params: Record<string, string>, answer: object }
 
 const ops: Op[] = [
-  { name: 'passport.get_client', path: '/bc_passport/get_client', key: PASSPORT_KEY, params: fx.passportParams, answer: fx.passportFound },
-  { name: 'dealer.discount', path: '/bc_api_web_service/discount', key: DEALER_KEY, params: fx.dealerParams, answer: fx.discountWithBonuses },
-  { name: 'dealer.client', path: '/bc_api_web_service/client', key: DEALER_KEY, params: fx.dealerParams, answer: fx.contractorResult }
+  {
+    name: 'passport.get_client',
+    path: '/bc_passport/get_client',
+    key: PASSPORT_KEY,
+    params: fx.passportParams,
+    answer: fx.passportFound
+  },
+  {
+    name: 'dealer.discount',
+    path: '/bc_api_web_service/discount',
+    key: DEALER_KEY,
+    params: fx.dealerParams,
+    answer: fx.discountWithBonuses
+  },
+  {
+    name: 'dealer.client',
+    path: '/bc_api_web_service/client',
+    key: DEALER_KEY,
+    params: fx.dealerParams,
+    answer: fx.contractorResult
+  }
 ]
 const [passport, discount, contractor] = ops as [Op, Op, Op]
 
@@ -48,7 +69,12 @@ function wireHeaders (key: string, expectTracing = true) {
 
 /** Intercepts one POST of `op` at `path` whose headers and body text are exactly what the client must send. */
 function expectCall (up: TestApp, op: Op, path = op.path, expectTracing = true) {
-  return up.upstream.intercept({ path, method: 'POST', headers: wireHeaders(op.key, expectTracing), body: JSON.stringify(op.params) })
+  return up.upstream.intercept({
+    path,
+    method: 'POST',
+    headers: wireHeaders(op.key, expectTracing),
+    body: JSON.stringify(op.params)
+  })
 }
 
 async function consoleApp (t: Test, env: Record<string, string | undefined> = {}): Promise<TestApp> {
@@ -58,7 +84,9 @@ async function consoleApp (t: Test, env: Record<string, string | undefined> = {}
 }
 
 /** A console request; every answer is checked to carry no key, whatever the test asserts next. */
-async function send (t: Test, up: TestApp, payload: unknown, headers: Record<string, string> = { 'x-console-key': CONSOLE_KEY }): Promise<LightMyRequestResponse> {
+async function send (
+  t: Test, up: TestApp, payload: unknown, headers: Record<string, string> = { 'x-console-key': CONSOLE_KEY }
+): Promise<LightMyRequestResponse> {
   const res = await up.app.inject({
     method: 'POST',
     url: '/request-console',
@@ -85,7 +113,8 @@ t.test('each operation: the exact wire request, the 307 hop, and the exchange as
   for (const op of ops) {
     t.test(op.name, async t => {
       const up = await consoleApp(t)
-      expectCall(up, op).reply(307, '<html><body>Temporary Redirect</body></html>', { headers: { location: `${op.path}/`, ...HTML } })
+      expectCall(up, op).reply(307, '<html><body>Temporary Redirect</body></html>',
+        { headers: { location: `${op.path}/`, ...HTML } })
       expectCall(up, op, `${op.path}/`).reply(200, op.answer, { headers: JSON_UTF8 })
 
       const res = await send(t, up, runOp(op), { 'x-console-key': CONSOLE_KEY, ...tracing })
@@ -111,9 +140,13 @@ t.test('the generated request id travels upstream when the caller sends none', a
   up.upstream.intercept({
     path: `${discount.path}/`,
     method: 'POST',
-    headers: (headers: Record<string, string>) => { seen = headers['x-request-id']; return wireHeaders(DEALER_KEY, false)(headers) }
+    headers: (headers: Record<string, string>) => {
+      seen = headers['x-request-id']
+      return wireHeaders(DEALER_KEY, false)(headers)
+    }
   }).reply(200, fx.discountNone, { headers: JSON_UTF8 })
-  up.upstream.intercept({ path: discount.path, method: 'POST' }).reply(307, '', { headers: { location: `${discount.path}/` } })
+  up.upstream.intercept({ path: discount.path, method: 'POST' }).reply(307, '',
+    { headers: { location: `${discount.path}/` } })
 
   const res = await send(t, up, runOp(discount))
   t.equal(res.statusCode, 200, res.body)
@@ -138,7 +171,8 @@ t.test('an upstream error status is data, not a console error', async t => {
 
   t.test('an upstream 500 is shown with contract.valid false and its text body', async t => {
     const up = await consoleApp(t)
-    expectCall(up, contractor, contractor.path, false).reply(500, '<html><body>Internal Server Error</body></html>', { headers: HTML })
+    expectCall(up, contractor, contractor.path, false).reply(500, '<html><body>Internal Server Error</body></html>',
+      { headers: HTML })
     const res = await send(t, up, runOp(contractor))
     t.equal(res.statusCode, 200, res.body)
     const answer = res.json()
@@ -169,7 +203,8 @@ t.test('an upstream error status is data, not a console error', async t => {
   t.test('a key the upstream echoes back is redacted', async t => {
     const up = await consoleApp(t)
     expectCall(up, passport, passport.path, false)
-      .reply(403, { success: false, message: `unknown key ${PASSPORT_KEY}`, [PASSPORT_KEY]: [DEALER_KEY] }, { headers: JSON_UTF8 })
+      .reply(403, { success: false, message: `unknown key ${PASSPORT_KEY}`, [PASSPORT_KEY]: [DEALER_KEY] },
+        { headers: JSON_UTF8 })
     const res = await send(t, up, runOp(passport))
     t.equal(res.statusCode, 200, res.body)
     t.same(res.json().body, { success: false, message: 'unknown key [redacted]', '[redacted]': ['[redacted]'] })
@@ -186,17 +221,24 @@ t.test('an upstream error status is data, not a console error', async t => {
       .reply(403, { success: false, message: 'bad key', echoes, [percentAll]: 1 }, { headers: JSON_UTF8 })
     const res = await send(t, up, runOp(passport))
     t.equal(res.statusCode, 200, res.body)
-    t.same(res.json().body, { success: false, message: 'bad key', echoes: ['[redacted]', '[redacted]', '[redacted]', '[redacted]'], '[redacted]': 1 })
+    t.same(res.json().body, {
+      success: false,
+      message: 'bad key',
+      echoes: ['[redacted]', '[redacted]', '[redacted]', '[redacted]'],
+      '[redacted]': 1
+    })
     for (const echo of [percentAll, htmlAll, htmlHex]) t.notOk(res.body.includes(echo), 'no encoded key in the answer')
     t.ok(res.body.includes('bad key'), 'the rest is shown')
   })
 
   t.test('the content type quoted in a contract message is redacted', async t => {
     const up = await consoleApp(t)
-    expectCall(up, passport, passport.path, false).reply(200, 'nope', { headers: { 'content-type': `text/plain; key=${PASSPORT_KEY}` } })
+    expectCall(up, passport, passport.path, false).reply(200, 'nope',
+      { headers: { 'content-type': `text/plain; key=${PASSPORT_KEY}` } })
     const res = await send(t, up, runOp(passport))
     t.equal(res.statusCode, 200, res.body)
-    t.strictSame(res.json().contract.errors, [{ path: '/', message: 'content type text/plain; key=[redacted] is not application/json' }])
+    t.strictSame(res.json().contract.errors,
+      [{ path: '/', message: 'content type text/plain; key=[redacted] is not application/json' }])
   })
 
   t.test('percent signs and ampersands without a key are shown as received', async t => {
@@ -296,12 +338,15 @@ t.test('CONSOLE_API_KEY unset: the route does not exist, the same 404 as any unk
 
 t.test('transport limits: 16 KiB body, JSON only', async t => {
   const up = await consoleApp(t)
-  const large = JSON.stringify({ operation: discount.name, params: { uid_client: fx.IVANOV.uid_client, pad: 'x'.repeat(16 * 1024) } })
+  const large = JSON.stringify({
+    operation: discount.name, params: { uid_client: fx.IVANOV.uid_client, pad: 'x'.repeat(16 * 1024) }
+  })
   const tooLarge = await send(t, up, large, { 'x-console-key': CONSOLE_KEY, 'content-type': 'application/json' })
   errorBody(t, tooLarge, 413, 'PAYLOAD_TOO_LARGE')
 
   for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml']) {
-    const res = await send(t, up, JSON.stringify(runOp(discount)), { 'x-console-key': CONSOLE_KEY, 'content-type': type })
+    const res = await send(t, up, JSON.stringify(runOp(discount)),
+      { 'x-console-key': CONSOLE_KEY, 'content-type': type })
     errorBody(t, res, 415, 'UNSUPPORTED_MEDIA_TYPE')
   }
 })
@@ -332,13 +377,15 @@ async function auditedApp (t: Test, env: Record<string, string | undefined>, lev
 }
 
 t.test('CONSOLE_API_KEYS: one key per operator, each named in one audit line per call', async t => {
-  const { up, lines, audits } = await auditedApp(t, { CONSOLE_API_KEY: undefined, CONSOLE_API_KEYS: `alice:${ALICE_KEY}, boris:${BORIS_KEY}` })
+  const { up, lines, audits } = await auditedApp(t,
+    { CONSOLE_API_KEY: undefined, CONSOLE_API_KEYS: `alice:${ALICE_KEY}, boris:${BORIS_KEY}` })
   expectCall(up, passport, passport.path, false).reply(200, passport.answer, { headers: JSON_UTF8 })
   expectCall(up, discount, discount.path, false).reply(503, 'down', { headers: HTML })
 
   t.equal((await send(t, up, runOp(passport), { 'x-console-key': ALICE_KEY })).statusCode, 200)
   t.equal((await send(t, up, runOp(discount), { 'x-console-key': BORIS_KEY })).statusCode, 200)
-  t.equal((await send(t, up, runOp(discount), { 'x-console-key': CONSOLE_KEY })).statusCode, 401, 'a key of no operator')
+  t.equal((await send(t, up, runOp(discount), { 'x-console-key': CONSOLE_KEY })).statusCode, 401,
+    'a key of no operator')
   t.equal((await send(t, up, { operation: 'nope' }, { 'x-console-key': ALICE_KEY })).statusCode, 400)
 
   const subject = createHash('sha256').update(fx.IVANOV.uid_client.toUpperCase()).digest('hex').slice(0, 32)
@@ -374,7 +421,14 @@ for (const level of ['warn', 'silent']) {
     t.equal(refused.statusCode, 401)
     const subject = createHash('sha256').update(fx.IVANOV.uid_client.toUpperCase()).digest('hex').slice(0, 32)
     t.match(audits(), [
-      { operator: 'console', operation: passport.name, subject, outcome: 'ok', reqId: ok.headers['x-request-id'], time: Number },
+      {
+        operator: 'console',
+        operation: passport.name,
+        subject,
+        outcome: 'ok',
+        reqId: ok.headers['x-request-id'],
+        time: Number
+      },
       { operator: null, operation: null, subject: null, outcome: 'http_401', reqId: refused.headers['x-request-id'] }
     ])
     t.equal(audits().length, 2, 'one record each')
@@ -397,12 +451,15 @@ t.test('consoleOperatorCheck finds the operator of a key and nobody for anything
   const operatorOf = consoleOperatorCheck(new Map([['alice', ALICE_KEY], ['boris', BORIS_KEY]]))
   t.equal(operatorOf(ALICE_KEY), 'alice')
   t.equal(operatorOf(BORIS_KEY), 'boris')
-  for (const other of [undefined, '', ALICE_KEY.slice(0, -1), `${ALICE_KEY} `, ['x'], 42]) t.equal(operatorOf(other), undefined)
+  for (const other of [undefined, '', ALICE_KEY.slice(0, -1), `${ALICE_KEY} `, ['x'], 42]) {
+    t.equal(operatorOf(other), undefined)
+  }
 })
 
 t.test('config: CONSOLE_API_KEYS pairs are checked, names and keys unique', async t => {
   t.strictSame(configProblems({ CONSOLE_API_KEYS: `alice:${ALICE_KEY},boris:${BORIS_KEY}` }), [])
-  for (const value of ['alice', 'alice:short', `:${ALICE_KEY}`, `al ice:${ALICE_KEY}`, `alice:${ALICE_KEY},`, `alice:${ALICE_KEY} boris:${BORIS_KEY}`]) {
+  for (const value of ['alice', 'alice:short', `:${ALICE_KEY}`, `al ice:${ALICE_KEY}`, `alice:${ALICE_KEY},`,
+    `alice:${ALICE_KEY} boris:${BORIS_KEY}`]) {
     t.strictSame(configProblems({ CONSOLE_API_KEYS: value }), ['CONSOLE_API_KEYS has an invalid value'], value)
   }
   t.match(configProblems({ CONSOLE_API_KEYS: `alice:${ALICE_KEY},alice:${BORIS_KEY}` }), [/names an operator twice/])

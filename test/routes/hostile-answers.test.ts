@@ -14,7 +14,8 @@ const DEEP = 200_000
 const nested = (levels: number) => `${'['.repeat(levels)}${']'.repeat(levels)}`
 
 const deepDiscount = `{"success":true,"message":"","data":{"bonuses":${nested(DEEP)}}}`
-const deepContractor = JSON.stringify(fx.contractorResult).replace('"last_dealer":null', `"last_dealer":{"x":${nested(DEEP)}}`)
+const deepContractor = JSON.stringify(fx.contractorResult).replace('"last_dealer":null',
+  `"last_dealer":{"x":${nested(DEEP)}}`)
 const deepPassport = JSON.stringify(fx.passportFound).replace('"cookies":[]', `"cookies":[${nested(DEEP)}]`)
 const hugePassport = JSON.stringify({ ...fx.passportFound, catalog_cars_view: new Array(450_000).fill(1) })
 

@@ -38,7 +38,11 @@ function counted (upstream: TestApp['upstream'], operation: OperationName,
     calls++
     const { status, body } = answer(JSON.parse(String(sent)) as Record<string, string>)
     const text = typeof body === 'string'
-    return { statusCode: status, data: text ? body : JSON.stringify(body), responseOptions: { headers: text ? { 'content-type': 'text/plain' } : JSON_UTF8 } }
+    return {
+      statusCode: status,
+      data: text ? body : JSON.stringify(body),
+      responseOptions: { headers: text ? { 'content-type': 'text/plain' } : JSON_UTF8 }
+    }
   })
   if (delay !== undefined) scope.delay(delay)
   scope.persist()
@@ -47,7 +51,8 @@ function counted (upstream: TestApp['upstream'], operation: OperationName,
 
 /** An app whose breakers open once 3 calls failed (over half of at least 3), open until a test says otherwise. */
 function breakerApp (t: Test, env: Record<string, string> = {}) {
-  return buildTestApp(t, { UPSTREAM_BREAKER_MIN_CALLS: '3', UPSTREAM_BREAKER_HALF_OPEN_MS: '600000', ...UNLIMITED, ...env })
+  return buildTestApp(t,
+    { UPSTREAM_BREAKER_MIN_CALLS: '3', UPSTREAM_BREAKER_HALF_OPEN_MS: '600000', ...UNLIMITED, ...env })
 }
 
 const getProfile = (app: App, token = IVANOV_TOKEN, headers: Record<string, string> = {}) =>
@@ -87,7 +92,8 @@ t.test('passport breaker open: 503 UPSTREAM_UNAVAILABLE at once, the passport no
   t.equal(passport(), 7, 'only the failures that opened it reached the passport')
 })
 
-t.test('dealers failing 100 times in a row: their breakers open and later profiles degrade without calling them', async t => {
+t.test('dealers failing 100 times in a row: their breakers open and later profiles ' +
+  'degrade without calling them', async t => {
   const { app, upstream } = await breakerApp(t, { UPSTREAM_TIMEOUT_MS: '100' })
   const passport = counted(upstream, 'passport.get_client', recordOf)
   const discount = counted(upstream, 'dealer.discount', () => ({ status: 503, body: 'Service Unavailable' }))
@@ -100,12 +106,14 @@ t.test('dealers failing 100 times in a row: their breakers open and later profil
     const res = await getProfile(app, who.token)
     t.equal(res.statusCode, 200)
     t.equal(res.headers['x-degraded'], 'discount,contractor')
-    t.match(res.json(), { uid_client: who.uid_client, discount: null, contractor: null, degraded: ['discount', 'contractor'] })
+    t.match(res.json(),
+      { uid_client: who.uid_client, discount: null, contractor: null, degraded: ['discount', 'contractor'] })
   }
   t.equal(passport(), 100)
   t.equal(discount(), 3, 'the discount was called until its breaker opened, then never')
   t.equal(contractor(), 3, 'the contractor too: no profile waited for it after the third')
-  t.strictSame(app.upstream.breakerStates(), { 'passport.get_client': 'closed', 'dealer.discount': 'open', 'dealer.client': 'open' })
+  t.strictSame(app.upstream.breakerStates(),
+    { 'passport.get_client': 'closed', 'dealer.discount': 'open', 'dealer.client': 'open' })
 })
 
 t.test('passport recovering: the half-open probe succeeds and the breaker closes', async t => {
@@ -205,7 +213,8 @@ function onArrivals (app: App, count: number, allIn: () => void): void {
 const paths = (up: Upstream) => up.received.map(r => r.path).sort()
 const ALL_THREE = ['/bc_api_web_service/client', '/bc_api_web_service/discount', '/bc_passport/get_client']
 
-t.test('single-flight: a burst for one client costs one set of upstream calls; every request gets its own answer', async t => {
+t.test('single-flight: a burst for one client costs one set of upstream calls; every ' +
+  'request gets its own answer', async t => {
   const BURST = 6
   const allIn = Promise.withResolvers<void>()
   const up = await upstreamServer(t, async (path, body, res) => {
@@ -218,11 +227,14 @@ t.test('single-flight: a burst for one client costs one set of upstream calls; e
   const app = await frontApp(t, up.url)
   onArrivals(app, BURST, allIn.resolve)
 
-  const answers = await Promise.all(Array.from({ length: BURST }, (_, i) => getProfile(app, IVANOV_TOKEN, { 'x-request-id': `burst-${i}` })))
+  const answers =
+    await Promise.all(Array.from({ length: BURST },
+      (_, i) => getProfile(app, IVANOV_TOKEN, { 'x-request-id': `burst-${i}` })))
 
   t.strictSame(paths(up), ALL_THREE, 'one passport, one discount, one contractor call')
   t.strictSame(answers.map(a => a.statusCode), Array(BURST).fill(200))
-  t.strictSame(answers.map(a => a.headers['x-request-id']), answers.map((_, i) => `burst-${i}`), 'each answer has its own request id')
+  t.strictSame(answers.map(a => a.headers['x-request-id']), answers.map((_, i) => `burst-${i}`),
+    'each answer has its own request id')
   const first = answers[0]!.json()
   t.match(first, {
     uid_client: fx.IVANOV.uid_client,
@@ -237,7 +249,8 @@ t.test('single-flight: a burst for one client costs one set of upstream calls; e
   }
   const upstreamIds = new Set(up.received.map(r => r.requestId))
   t.equal(upstreamIds.size, 1, 'the shared calls carry one request id')
-  t.ok(answers.some(a => upstreamIds.has(a.headers['x-request-id'] as string)), 'the id of the request that started them')
+  t.ok(answers.some(a => upstreamIds.has(a.headers['x-request-id'] as string)),
+    'the id of the request that started them')
 })
 
 t.test('single-flight: different clients are never merged', async t => {
@@ -285,7 +298,9 @@ t.test('single-flight: a failure reaches every waiter and is not kept; the next 
   const app = await frontApp(t, up.url)
   onArrivals(app, BURST, allIn.resolve)
 
-  const failed = await Promise.all(Array.from({ length: BURST }, (_, i) => getProfile(app, IVANOV_TOKEN, { 'x-request-id': `fail-${i}` })))
+  const failed =
+    await Promise.all(Array.from({ length: BURST },
+      (_, i) => getProfile(app, IVANOV_TOKEN, { 'x-request-id': `fail-${i}` })))
   for (const [i, res] of failed.entries()) {
     t.equal(res.statusCode, 502)
     t.match(res.json(), { statusCode: 502, code: 'UPSTREAM_BAD_RESPONSE' })

@@ -12,7 +12,8 @@ import { recordingUpstream } from '../helpers/recording-upstream.ts'
 const TRACE_ID = '0af7651916cd43dd8448eb211c80319c'
 const SPAN_ID = 'b7ad6b7169203331'
 const VALID = `00-${TRACE_ID}-${SPAN_ID}-01`
-const list = (members: number, size = 4) => Array.from({ length: members }, (_, i) => `k${i}=${'v'.repeat(size)}`).join(',')
+const list = (members: number, size = 4) =>
+  Array.from({ length: members }, (_, i) => `k${i}=${'v'.repeat(size)}`).join(',')
 const { login, uid_client: sub, vendor } = ivanov.identity
 const authorization = `Bearer ${signToken({ sub, login, vendor }, JWT_SECRET)}`
 
@@ -30,8 +31,12 @@ async function forwarded (t: Test, headers: Record<string, string>) {
   return upstream.received.map(r => r.headers)
 }
 
-t.test('a valid traceparent keeps its trace id on every upstream call, with its tracestate and the baggage', async t => {
-  for (const got of await forwarded(t, { traceparent: VALID, tracestate: 'rojo=00f067aa0ba902b7, congo=t61rcWkgMzE', baggage: 'tenant=kia;ttl=60,app=ios' })) {
+t.test('a valid traceparent keeps its trace id on every upstream call, with its ' +
+  'tracestate and the baggage', async t => {
+  const headers = {
+    traceparent: VALID, tracestate: 'rojo=00f067aa0ba902b7, congo=t61rcWkgMzE', baggage: 'tenant=kia;ttl=60,app=ios'
+  }
+  for (const got of await forwarded(t, headers)) {
     t.equal(got.traceparent, VALID)
     t.equal(got.tracestate, 'rojo=00f067aa0ba902b7,congo=t61rcWkgMzE')
     t.equal(got.baggage, 'tenant=kia;ttl=60,app=ios')

@@ -77,7 +77,13 @@ async function curl (line: string): Promise<{ status: number, body: any }> {
 
 t.test('with AUTH_JWT_ISSUER and AUTH_JWT_AUDIENCE set, the printed tokens carry them and are accepted', async t => {
   const run = await startDev({
-    env: { PORT: '0', LOG_LEVEL: 'silent', AUTH_JWT_ISSUER: 'https://id.example', AUTH_JWT_AUDIENCE: 'dealer-app', AUTH_JWT_MAX_AGE_S: '3600' },
+    env: {
+      PORT: '0',
+      LOG_LEVEL: 'silent',
+      AUTH_JWT_ISSUER: 'https://id.example',
+      AUTH_JWT_AUDIENCE: 'dealer-app',
+      AUTH_JWT_MAX_AGE_S: '3600'
+    },
     log: { write: () => {} }
   })
   t.teardown(() => run.close())
@@ -92,7 +98,10 @@ t.test('with AUTH_JWT_ISSUER and AUTH_JWT_AUDIENCE set, the printed tokens carry
 
 t.test('in-process: the printed curl lines, run as written, answer the seeded profile and the console', async t => {
   let logs = ''
-  const run = await startDev({ env: { ...OPERATOR_ENV, PORT: '0' }, log: { write: (text: string) => { logs += text } } })
+  const run = await startDev({
+    env: { ...OPERATOR_ENV, PORT: '0' },
+    log: { write: (text: string) => { logs += text } }
+  })
   t.teardown(() => run.close())
 
   t.match(run.url, /^http:\/\/127\.0\.0\.1:\d+$/, 'listens on the loopback by default')
@@ -140,8 +149,13 @@ t.test('in-process: the printed curl lines, run as written, answer the seeded pr
   }
 })
 
-t.test('with the key set (npm run dev -- --jwks): the sandbox serves it and the printed tokens are signed with its keys', async t => {
-  const run = await startDev({ env: { ...OPERATOR_ENV, PORT: '0', LOG_LEVEL: 'silent' }, log: { write: () => {} }, jwks: true })
+t.test('with the key set (npm run dev -- --jwks): the sandbox serves it and the printed tokens ' +
+  'are signed with its keys', async t => {
+  const run = await startDev({
+    env: { ...OPERATOR_ENV, PORT: '0', LOG_LEVEL: 'silent' },
+    log: { write: () => {} },
+    jwks: true
+  })
   t.teardown(() => run.close())
   t.ok(run.keySet !== null && run.banner.includes(run.keySet.url), 'the banner names the key set URL')
   const set = await (await fetch(run.keySet!.url)).json() as { keys: Array<Record<string, unknown>> }
@@ -151,7 +165,8 @@ t.test('with the key set (npm run dev -- --jwks): the sandbox serves it and the 
   const kids = new Set<string>()
   for (const client of run.clients) {
     const header = JSON.parse(Buffer.from(client.token.split('.')[0]!, 'base64url').toString())
-    t.ok(set.keys.some(k => k.kid === header.kid && k.alg === header.alg), `${client.label}: signed ${header.alg} under a published kid`)
+    t.ok(set.keys.some(k => k.kid === header.kid && k.alg === header.alg),
+      `${client.label}: signed ${header.alg} under a published kid`)
     kids.add(header.kid)
     t.ok(run.banner.includes(header.kid), 'the banner says which key signed it')
   }
@@ -159,7 +174,8 @@ t.test('with the key set (npm run dev -- --jwks): the sandbox serves it and the 
 
   const profile = await curl(run.curl.profile)
   t.equal(profile.status, 200, 'the printed curl line works at once')
-  const petrova = await fetch(`${run.url}/api/users/profile`, { headers: { authorization: `Bearer ${run.clients[1]!.token}` } })
+  const petrova = await fetch(`${run.url}/api/users/profile`,
+    { headers: { authorization: `Bearer ${run.clients[1]!.token}` } })
   t.equal(petrova.status, 200, 'so does the EC-signed token')
   await petrova.body?.cancel()
   t.equal((await fetch(`${run.url}/health/ready`)).status, 200)

@@ -22,7 +22,8 @@ t.test('every seeded answer satisfies its schema', async t => {
     t.strictSame(discount.errors(client.discount), [], `${client.label} discount`)
     t.strictSame(contractor.errors(client.contractor), [], `${client.label} contractor`)
     for (const crumb of [...client.passport.catalog_cars_view, ...client.passport.catalog_cars_favourites]) {
-      t.strictSame(breadcrumbData.errors(JSON.parse(crumb.data)), [], `${client.label} breadcrumb ${crumb.id_user_breadcrumbs} data`)
+      t.strictSame(breadcrumbData.errors(JSON.parse(crumb.data)), [],
+        `${client.label} breadcrumb ${crumb.id_user_breadcrumbs} data`)
     }
     const ids = (list: readonly { id_user_breadcrumbs: number }[]) => list.map(c => c.id_user_breadcrumbs)
     for (const list of [client.passport.catalog_cars_view, client.passport.catalog_cars_favourites]) {
@@ -36,7 +37,8 @@ t.test('every seeded answer satisfies its schema', async t => {
 
 t.test('IVANOV has a full profile and no bonuses', async t => {
   const { passport } = ivanov
-  t.ok(passport.catalog_cars_view.length > 0 && passport.catalog_cars_favourites.length > 0, 'viewed and favourite cars')
+  t.ok(passport.catalog_cars_view.length > 0 && passport.catalog_cars_favourites.length > 0,
+    'viewed and favourite cars')
   t.ok(passport.catalog_cars_view.every(c => c.id_breadcrumbs === 6), 'viewed cars are breadcrumbs 6')
   t.ok(passport.catalog_cars_favourites.every(c => c.id_breadcrumbs === 7), 'favourites are breadcrumbs 7')
   const types = new Set(typesOf([...passport.catalog_cars_view, ...passport.catalog_cars_favourites]))

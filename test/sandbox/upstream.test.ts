@@ -27,7 +27,9 @@ const JSON_TYPE = 'application/json; charset=utf-8'
 const FORM_TYPE = 'application/x-www-form-urlencoded'
 
 const paramsOf = (name: OperationName, who: { vendor: string, login: string, uid_client: string }) =>
-  name === 'passport.get_client' ? { vendor: who.vendor, login: who.login, uid_client: who.uid_client } : { uid_client: who.uid_client }
+  name === 'passport.get_client'
+    ? { vendor: who.vendor, login: who.login, uid_client: who.uid_client }
+    : { uid_client: who.uid_client }
 
 interface RawOptions { method?: string, headers?: Record<string, string>, body?: string }
 
@@ -61,13 +63,15 @@ t.test('the upstream client gets every seeded answer, valid against the schemas'
     for (const name of operationNames) {
       const ex = await client.exchange(name, paramsOf(name, seeded.identity) as never)
       t.equal(ex.outcome, 'ok', `${seeded.label} ${name}: ${JSON.stringify(ex.contract.errors)}`)
-      t.strictSame(compileContract(operations[name].response).errors(ex.body), [], `${seeded.label} ${name} matches the schema`)
+      t.strictSame(compileContract(operations[name].response).errors(ex.body), [],
+        `${seeded.label} ${name} matches the schema`)
       t.strictSame(ex.body, expected[name](seeded), `${seeded.label} ${name} is the seeded answer`)
     }
   }
   const lower = { ...petrova.identity, uid_client: petrova.identity.uid_client.toLowerCase() }
   const found = await client.call('passport.get_client', lower)
-  t.match(found, { kind: 'ok', value: { uid_client: petrova.identity.uid_client } }, 'a lower-case uid_client finds the client')
+  t.match(found, { kind: 'ok', value: { uid_client: petrova.identity.uid_client } },
+    'a lower-case uid_client finds the client')
   const discount = await client.call('dealer.discount', { uid_client: lower.uid_client })
   t.equal(discount.value.success, true, 'dealer lookups ignore uid case too')
 })
@@ -112,7 +116,8 @@ t.test('the form content type is required', async t => {
     t.equal(res.headers['content-type'], JSON_TYPE)
     t.equal(res.json.msg_code, 'UNSUPPORTED_MEDIA_TYPE')
   }
-  const withCharset = await call('passport.get_client', ivanov.identity, { headers: { 'content-type': FORM_TYPE + '; charset=UTF-8' } })
+  const withCharset = await call('passport.get_client', ivanov.identity,
+    { headers: { 'content-type': FORM_TYPE + '; charset=UTF-8' } })
   t.equal(withCharset.status, 200, 'a charset parameter is fine')
 })
 
@@ -128,7 +133,8 @@ t.test("each operation requires its own upstream's key", async t => {
   for (const { name, key, why } of cases) {
     const headers: Record<string, string> = { 'content-type': FORM_TYPE }
     if (key !== undefined) headers['x-authorization'] = key
-    const res = await raw(operations[name].path + '/', { headers, body: JSON.stringify(paramsOf(name, ivanov.identity)) })
+    const res = await raw(operations[name].path + '/',
+      { headers, body: JSON.stringify(paramsOf(name, ivanov.identity)) })
     t.equal(res.status, 401, `${name} with ${why} key`)
     t.equal(res.json.success, false)
     t.equal(res.json.msg_code, 'UNAUTHORIZED')
@@ -251,7 +257,8 @@ t.test('the delay is applied to every answer and can be changed', async t => {
 
 t.test('the counter counts operation requests and redirects', async t => {
   sandbox.resetCounts()
-  t.strictSame(sandbox.counts(), { total: 0, byOperation: { 'passport.get_client': 0, 'dealer.discount': 0, 'dealer.client': 0 }, redirects: 0 })
+  t.strictSame(sandbox.counts(),
+    { total: 0, byOperation: { 'passport.get_client': 0, 'dealer.discount': 0, 'dealer.client': 0 }, redirects: 0 })
   const client = createUpstreamClient({ baseUrl: sandbox.url, keys, timeoutMs: 5000 })
   t.teardown(() => client.close())
   const profile = async () => {
@@ -270,7 +277,8 @@ t.test('the counter counts operation requests and redirects', async t => {
 
   await raw('/nowhere')
   await call('dealer.client', { uid_client: ivanov.identity.uid_client }, { headers: { 'x-authorization': 'wrong' } })
-  t.match(sandbox.counts(), { total: 7, byOperation: { 'dealer.client': 3 }, redirects: 3 }, 'a refused request counts; an unknown path does not')
+  t.match(sandbox.counts(), { total: 7, byOperation: { 'dealer.client': 3 }, redirects: 3 },
+    'a refused request counts; an unknown path does not')
 
   const snapshot = sandbox.counts()
   snapshot.byOperation['dealer.client'] = 100
@@ -298,7 +306,8 @@ t.test('with a key and certificate it serves https and counts the TLS handshakes
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const [keyFile, certFile] = [join(dir, 'key.pem'), join(dir, 'cert.pem')]
   execFileSync(tools.openssl, ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes',
-    '-keyout', keyFile, '-out', certFile, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'],
+    '-keyout', keyFile, '-out', certFile, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext',
+    'subjectAltName=IP:127.0.0.1'],
   { stdio: 'ignore' })
   const cert = readFileSync(certFile)
   const secure = await startSandboxUpstream({ keys, tls: { key: readFileSync(keyFile), cert } })
@@ -322,13 +331,15 @@ t.test('with a key and certificate it serves https and counts the TLS handshakes
   t.ok(first >= 1, 'the first request made a handshake')
   for (let i = 0; i < 9; i++) await post(trusting)
   // undici's pool may open a second connection for the request right after the first; then it reuses them.
-  t.ok(secure.secureConnections() <= 2, `kept-alive connections: ${secure.secureConnections()} handshakes for 10 requests`)
+  t.ok(secure.secureConnections() <= 2,
+    `kept-alive connections: ${secure.secureConnections()} handshakes for 10 requests`)
   t.equal(secure.counts().total, 10)
   const again = new Agent({ connect: { ca: cert } })
   t.teardown(() => again.close())
   const before = secure.secureConnections()
   await post(again)
   t.equal(secure.secureConnections(), before + 1, 'a new client is a new handshake')
-  await t.rejects(post(agent), { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' }, 'a client that does not trust the certificate is refused')
+  await t.rejects(post(agent), { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' },
+    'a client that does not trust the certificate is refused')
   t.equal(sandbox.secureConnections(), 0, 'plain http has no handshakes')
 })

@@ -5,8 +5,14 @@ import type { TSchema } from 'typebox'
 import { Compile } from 'typebox/compile'
 import * as fx from '../../schemas/fixtures.ts'
 import { IsoDateTime, Login, Uuid } from '../../schemas/common.ts'
-import { Breadcrumb, BreadcrumbData, Client, ClientDataDms, ClientDataReg, PassportClientFound, PassportClientNotFound, PassportParams } from '../../schemas/passport.ts'
-import { Contact, Contractor, ContractorResult, DealerParams, DiscountResult, TypeContactInfo } from '../../schemas/dealer.ts'
+import {
+  Breadcrumb, BreadcrumbData, Client, ClientDataDms, ClientDataReg, PassportClientFound, PassportClientNotFound,
+  PassportParams
+} from '../../schemas/passport.ts'
+import {
+  Contact, Contractor, ContractorResult, DealerParams, DiscountResult,
+  TypeContactInfo
+} from '../../schemas/dealer.ts'
 
 const accepts = (schema: TSchema, value: unknown) => Compile(schema).Check(value)
 
@@ -26,7 +32,8 @@ t.test('a date-time needs its UTC offset', async t => {
   for (const good of ['2024-05-17T14:03:27.512345+03:00', '2024-05-17T11:03:27Z', '2024-05-17T14:03:27-04:30']) {
     t.ok(accepts(IsoDateTime, good), good)
   }
-  for (const bad of ['2024-05-17T14:03:27.512345', '2024-05-17T14:03:27', '2024-05-17', '17.05.2024 14:03', '2024-13-17T14:03:27+03:00']) {
+  for (const bad of ['2024-05-17T14:03:27.512345', '2024-05-17T14:03:27', '2024-05-17', '17.05.2024 14:03',
+    '2024-13-17T14:03:27+03:00']) {
     t.notOk(accepts(IsoDateTime, bad), bad)
   }
   t.notOk(accepts(Client, { ...fx.client, date_create: '2021-09-03T10:15:42.118734' }), 'in a record too')
@@ -35,7 +42,10 @@ t.test('a date-time needs its UTC offset', async t => {
 
 t.test('a login is digits only', async t => {
   t.ok(accepts(Login, '79161234567'))
-  for (const bad of ['+79161234567', '7 916 123-45-67', '7916123456a', '']) t.notOk(accepts(Login, bad), JSON.stringify(bad))
+  for (const bad of ['+79161234567', '7 916 123-45-67', '7916123456a', '']) {
+    t.notOk(accepts(Login, bad),
+      JSON.stringify(bad))
+  }
   t.notOk(accepts(Client, { ...fx.client, login: '+79161234567' }), 'in a record too')
   t.notOk(accepts(PassportParams, { ...fx.passportParams, login: '+79161234567' }))
 })
@@ -53,7 +63,8 @@ t.test('fields the upstream adds later are tolerated', async t => {
     ...fx.contractorResult, ...extra, data: { ...fx.contractor, ...extra, contacts: [{ ...fx.contact, ...extra }] }
   }))
   t.ok(accepts(DiscountResult, { ...fx.discountNone, ...extra, http_code: 200 }))
-  t.ok(accepts(PassportClientFound, { ...fx.passportFound, cookies: [{ name: 'sid', value: 'x' }] }), 'cookies of any shape')
+  t.ok(accepts(PassportClientFound, { ...fx.passportFound, cookies: [{ name: 'sid', value: 'x' }] }),
+    'cookies of any shape')
 })
 
 t.test('a missing field is refused', async t => {
@@ -75,10 +86,12 @@ const nullability: Array<[string, TSchema, Record<string, unknown>, string[], st
     ['success', 'message', 'msg_code', 'fullname', 'type', 'gender', 'first_name', 'last_name', 'middle_name']],
   ['Client', Client, fx.client,
     ['suspended_date'],
-    ['uid_client', 'login', 'date_create', 'date_update', 'date_validate', 'is_active', 'is_suspended', 'client_data', 'client_data_dms']],
+    ['uid_client', 'login', 'date_create', 'date_update', 'date_validate', 'is_active', 'is_suspended', 'client_data',
+      'client_data_dms']],
   ['Breadcrumb', Breadcrumb, fx.breadcrumb,
     [],
-    ['id_user_breadcrumbs', 'id_breadcrumbs', 'key_breadcrumbs', 'date_add', 'date_update', 'data', 'vendor', 'id_vendor', 'is_my']],
+    ['id_user_breadcrumbs', 'id_breadcrumbs', 'key_breadcrumbs', 'date_add', 'date_update', 'data', 'vendor',
+      'id_vendor', 'is_my']],
   ['TypeContactInfo', TypeContactInfo, fx.contact.type_contact_info,
     ['code', 'article', 'name_full'],
     ['id', 'deletion', 'name']],
@@ -87,8 +100,9 @@ const nullability: Array<[string, TSchema, Record<string, unknown>, string[], st
     ['num', 'is_main', 'type_contact', 'type_contact_info', 'view', 'value']],
   ['Contractor', Contractor, fx.contractor,
     ['article', 'date_birth', 'consent_personal_data_date', 'consent_sms_date', 'consent_email_date', 'last_dealer'],
-    ['id', 'code', 'deletion', 'name', 'name_full', 'last_name', 'first_name', 'middle_name', 'gender', 'form_ownership',
-      'view_contractor', 'not_active', 'consent_personal_data', 'consent_sms', 'consent_email', 'contacts', 'contact_persons']],
+    ['id', 'code', 'deletion', 'name', 'name_full', 'last_name', 'first_name', 'middle_name', 'gender',
+      'form_ownership', 'view_contractor', 'not_active', 'consent_personal_data', 'consent_sms', 'consent_email',
+      'contacts', 'contact_persons']],
   ['DiscountResult', DiscountResult, fx.discountWithBonuses,
     ['message', 'data'],
     ['success']],

@@ -11,7 +11,10 @@ import {
   Breadcrumb, BreadcrumbData, Client, ClientDataDms, ClientDataReg, PassportClientFound, PassportClientNotFound,
   PassportParams
 } from '../../schemas/passport.ts'
-import { Contact, Contractor, ContractorResult, DealerParams, DiscountData, DiscountResult, TypeContactInfo } from '../../schemas/dealer.ts'
+import {
+  Contact, Contractor, ContractorResult, DealerParams, DiscountData, DiscountResult,
+  TypeContactInfo
+} from '../../schemas/dealer.ts'
 
 // Type level: tsc fails this file when a fixture drifts from its schema's Static type.
 const typed = {
@@ -41,7 +44,8 @@ const cases: Array<[string, TSchema, unknown]> = [
   ['client', Client, typed.client],
   ['breadcrumbData', BreadcrumbData, typed.breadcrumbData],
   ...typed.catalogCarsView.map((crumb, i): [string, TSchema, unknown] => [`catalogCarsView[${i}]`, Breadcrumb, crumb]),
-  ...typed.catalogCarsFavourites.map((crumb, i): [string, TSchema, unknown] => [`catalogCarsFavourites[${i}]`, Breadcrumb, crumb]),
+  ...typed.catalogCarsFavourites.map((crumb, i): [string, TSchema, unknown] =>
+    [`catalogCarsFavourites[${i}]`, Breadcrumb, crumb]),
   ['passportParams', PassportParams, typed.passportParams],
   ...typed.clients.map((c, i): [string, TSchema, unknown] => [`clients[${i}]`, PassportParams, c]),
   ['passportFound', PassportClientFound, typed.passportFound],
@@ -66,7 +70,8 @@ t.test('every fixture satisfies its schema', async t => {
 t.test("every schema's examples satisfy the schema", async t => {
   let examples = 0
   for (const [name, schema] of Object.entries({ ...common, ...passport, ...dealer })) {
-    if (typeof schema !== 'object' || schema === null || !('examples' in schema) || !Array.isArray(schema.examples)) continue
+    if (typeof schema !== 'object' || schema === null || !('examples' in schema)) continue
+    if (!Array.isArray(schema.examples)) continue
     const check = Compile(schema as TSchema)
     for (const example of schema.examples) {
       examples++

@@ -46,7 +46,13 @@ t.test('mints a token the service accepts for the client it names', async t => {
   const keys = { passport: 'passport-key-for-the-token-test', dealer: 'dealer-key-for-the-token-test' }
   const sandbox = await startSandboxUpstream({ keys })
   t.teardown(() => sandbox.close())
-  const config = loadConfig({ UPSTREAM_URL: sandbox.url, PASSPORT_API_KEY: keys.passport, DEALER_API_KEY: keys.dealer, AUTH_JWT_SECRET: SECRET, LOG_LEVEL: 'silent' })
+  const config = loadConfig({
+    UPSTREAM_URL: sandbox.url,
+    PASSPORT_API_KEY: keys.passport,
+    DEALER_API_KEY: keys.dealer,
+    AUTH_JWT_SECRET: SECRET,
+    LOG_LEVEL: 'silent'
+  })
   const app = await buildApp(config)
   t.teardown(() => app.close())
   const res = await app.inject({ url: '/api/users/profile', headers: { authorization: `Bearer ${token}` } })
@@ -58,16 +64,25 @@ t.test('mints a token the service accepts for the client it names', async t => {
   t.equal(refused.statusCode, 401, 'a token signed with another secret is refused')
 })
 
-t.test('signs iss and aud when AUTH_JWT_ISSUER and AUTH_JWT_AUDIENCE are set, and the service configured so accepts it', async t => {
+t.test('signs iss and aud when AUTH_JWT_ISSUER and AUTH_JWT_AUDIENCE are set, and the service ' +
+  'configured so accepts it', async t => {
   const cwd = await emptyDir(t)
   const claimsEnv = { AUTH_JWT_ISSUER: 'https://id.example', AUTH_JWT_AUDIENCE: 'dealer-app' }
   const result = runTokenCli(GOOD, { env: { AUTH_JWT_SECRET: SECRET, ...claimsEnv }, cwd })
   t.equal(result.code, 0, result.stderr)
   const token = result.stdout.trim()
   t.match(claimsOf(token), { iss: 'https://id.example', aud: 'dealer-app' })
-  t.notOk('iss' in claimsOf(runTokenCli(GOOD, { env: { AUTH_JWT_SECRET: SECRET }, cwd }).stdout.trim()), 'no iss when unset')
+  t.notOk('iss' in claimsOf(runTokenCli(GOOD, { env: { AUTH_JWT_SECRET: SECRET }, cwd }).stdout.trim()),
+    'no iss when unset')
 
-  const config = loadConfig({ UPSTREAM_URL: 'http://127.0.0.1:9', PASSPORT_API_KEY: 'p', DEALER_API_KEY: 'd', AUTH_JWT_SECRET: SECRET, LOG_LEVEL: 'silent', ...claimsEnv })
+  const config = loadConfig({
+    UPSTREAM_URL: 'http://127.0.0.1:9',
+    PASSPORT_API_KEY: 'p',
+    DEALER_API_KEY: 'd',
+    AUTH_JWT_SECRET: SECRET,
+    LOG_LEVEL: 'silent',
+    ...claimsEnv
+  })
   const app = await buildApp(config)
   t.teardown(() => app.close())
   app.get('/test/caller', { onRequest: app.authenticate }, async (request) => request.caller)
@@ -79,8 +94,10 @@ t.test('refuses a --ttl longer than AUTH_JWT_MAX_AGE_S (one day by default)', as
   const tooLong = runTokenCli([...GOOD, '--ttl', '2d'], { env: { AUTH_JWT_SECRET: SECRET }, cwd })
   t.equal(tooLong.code, 1)
   t.match(tooLong.stderr, /--ttl is longer than AUTH_JWT_MAX_AGE_S \(86400s\)/)
-  t.equal(runTokenCli([...GOOD, '--ttl', '2d'], { env: { AUTH_JWT_SECRET: SECRET, AUTH_JWT_MAX_AGE_S: '172800' }, cwd }).code, 0)
-  t.equal(runTokenCli([...GOOD, '--ttl', '2h'], { env: { AUTH_JWT_SECRET: SECRET, AUTH_JWT_MAX_AGE_S: '3600' }, cwd }).code, 1)
+  t.equal(runTokenCli([...GOOD, '--ttl', '2d'],
+    { env: { AUTH_JWT_SECRET: SECRET, AUTH_JWT_MAX_AGE_S: '172800' }, cwd }).code, 0)
+  t.equal(runTokenCli([...GOOD, '--ttl', '2h'],
+    { env: { AUTH_JWT_SECRET: SECRET, AUTH_JWT_MAX_AGE_S: '3600' }, cwd }).code, 1)
 })
 
 t.test('defaults to a one-hour token', async t => {
@@ -91,7 +108,8 @@ t.test('defaults to a one-hour token', async t => {
 
 t.test('names every bad argument at once, exits 1 and prints no token', async t => {
   const cwd = await emptyDir(t)
-  const result = runTokenCli(['--sub', 'not-a-uuid', '--login', '+7 916 123', '--ttl', '2y'], { env: { AUTH_JWT_SECRET: SECRET }, cwd })
+  const result = runTokenCli(['--sub', 'not-a-uuid', '--login', '+7 916 123', '--ttl', '2y'],
+    { env: { AUTH_JWT_SECRET: SECRET }, cwd })
   t.equal(result.code, 1)
   t.equal(result.stdout, '')
   t.match(result.stderr, '--sub must be a UUID')
@@ -108,7 +126,8 @@ t.test('refuses a lifetime of zero, a fraction or beyond the cap', async t => {
     t.equal(result.code, 1, `--ttl ${ttl}`)
     t.match(result.stderr, '--ttl must be a duration', `--ttl ${ttl}`)
   }
-  t.equal(runTokenCli([...GOOD, '--ttl', '90'], { env: { AUTH_JWT_SECRET: SECRET }, cwd }).code, 0, 'plain seconds are accepted')
+  t.equal(runTokenCli([...GOOD, '--ttl', '90'], { env: { AUTH_JWT_SECRET: SECRET }, cwd }).code, 0,
+    'plain seconds are accepted')
 })
 
 t.test('refuses unknown options and options without a value', async t => {
@@ -165,11 +184,13 @@ t.test('--jwk signs with a private JWK under its kid; the service verifying with
   const env = {
     AUTH_JWT_SECRET: SECRET, AUTH_JWT_ISSUER: config.AUTH_JWT_ISSUER, AUTH_JWT_AUDIENCE: config.AUTH_JWT_AUDIENCE
   }
-  for (const [file, alg, kid] of [['rsa.json', 'RS256', keySet.signing.rsa.kid], ['ec.json', 'ES256', keySet.signing.ec.kid]]) {
+  for (const [file, alg, kid] of [['rsa.json', 'RS256', keySet.signing.rsa.kid],
+    ['ec.json', 'ES256', keySet.signing.ec.kid]]) {
     const result = runTokenCli([...GOOD, '--jwk', file!], { env, cwd })
     t.equal(result.code, 0, result.stderr)
     const token = result.stdout.trim()
-    t.strictSame(JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString()), { alg, typ: 'JWT', kid }, `${file}: ${alg} under its kid`)
+    t.strictSame(JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString()), { alg, typ: 'JWT', kid },
+      `${file}: ${alg} under its kid`)
     t.match(claimsOf(token), { iss: config.AUTH_JWT_ISSUER, aud: config.AUTH_JWT_AUDIENCE })
     const res = await app.inject({ url: '/api/users/profile', headers: { authorization: `Bearer ${token}` } })
     t.equal(res.statusCode, 200, `${file}: the service accepts it`)
@@ -208,7 +229,8 @@ t.test('--jwk names what is wrong with the key file, never any part of the key',
     t.notMatch(result.stderr, 'AUTH_JWT_SECRET is not set', 'no secret is asked for')
     for (const part of [keySet.signing.rsa.d!, keySet.signing.ec.d!, 'secret-material']) t.notMatch(result.stderr, part)
   }
-  t.match(runTokenCli(GOOD, { env: { AUTH_JWKS_URL: 'https://idp.example.com/certs' }, cwd }).stderr, 'AUTH_JWKS_URL, sign with a private key of its set: --jwk FILE')
+  t.match(runTokenCli(GOOD, { env: { AUTH_JWKS_URL: 'https://idp.example.com/certs' }, cwd }).stderr,
+    'AUTH_JWKS_URL, sign with a private key of its set: --jwk FILE')
 })
 
 t.test('as a process: reads the secret from .env, prints only the token, exit codes 0 and 1', async t => {
@@ -221,7 +243,8 @@ t.test('as a process: reads the secret from .env, prints only the token, exit co
   t.equal(stdout, `${token}\n`)
   t.equal(token, signToken(PETROVA_SUBJECT, SECRET, { now: claimsOf(token).iat * 1000 }), 'signed with the .env secret')
 
-  const failed = await run(process.execPath, [SCRIPT, '--sub', 'nope'], { cwd, env }).then(() => null, (error: { code: number, stdout: string, stderr: string }) => error)
+  const failed = await run(process.execPath, [SCRIPT, '--sub', 'nope'], { cwd, env }).then(() => null,
+    (error: { code: number, stdout: string, stderr: string }) => error)
   t.ok(failed, 'a bad argument fails the process')
   t.equal(failed?.code, 1)
   t.equal(failed?.stdout, '')

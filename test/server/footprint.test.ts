@@ -19,7 +19,14 @@ function loadedByTheApp (): { internal: string[], packages: string[] } {
   const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
     cwd: ROOT,
     // Without tap's loader (NODE_OPTIONS): what the service itself loads.
-    env: { PATH: process.env.PATH, UPSTREAM_URL: 'http://127.0.0.1:9', PASSPORT_API_KEY: PASSPORT_KEY, DEALER_API_KEY: DEALER_KEY, AUTH_JWT_SECRET: JWT_SECRET, LOG_LEVEL: 'silent' },
+    env: {
+      PATH: process.env.PATH,
+      UPSTREAM_URL: 'http://127.0.0.1:9',
+      PASSPORT_API_KEY: PASSPORT_KEY,
+      DEALER_API_KEY: DEALER_KEY,
+      AUTH_JWT_SECRET: JWT_SECRET,
+      LOG_LEVEL: 'silent'
+    },
     encoding: 'utf8'
   })
   if (child.status !== 0) throw new Error(`the app did not build (${child.status}): ${child.stderr}`)

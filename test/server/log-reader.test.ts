@@ -36,7 +36,8 @@ async function startWithLogReader (t: Test) {
 /** How the process ended after SIGTERM, or a sentence saying it still runs. */
 async function terminated (server: ServerProcess): Promise<Exit | string> {
   server.child.kill('SIGTERM')
-  return await Promise.race([server.exited, sleep(HANG_MS, `still running ${HANG_MS} ms after SIGTERM`, { ref: false })])
+  return await Promise.race([server.exited,
+    sleep(HANG_MS, `still running ${HANG_MS} ms after SIGTERM`, { ref: false })])
 }
 
 t.test('SIGTERM with stdout piped to a reader that has died (EPIPE): the process exits', async t => {

@@ -87,11 +87,13 @@ t.test('SIGTERM with a profile in flight: no new connection, the profile answere
   t.strictSame(await server.exited, { code: 0, signal: null })
   const messages = server.logs.map(line => line.msg)
   t.ok(messages.includes('shutting down'), 'the signal is logged')
-  t.ok(messages.indexOf('shut down') > messages.indexOf('shutting down'), 'the close, upstream agent included, completed before the exit')
+  t.ok(messages.indexOf('shut down') > messages.indexOf('shutting down'),
+    'the close, upstream agent included, completed before the exit')
   t.notOk(server.logs.some(line => line.level >= 50), 'no error logged')
 })
 
-t.test('SIGTERM with a keep-alive caller and a profile in flight: answered whole, connections closed, exit 0 long before the grace', async t => {
+t.test('SIGTERM with a keep-alive caller and a profile in flight: answered whole, connections closed, ' +
+  'exit 0 long before the grace', async t => {
   const sandbox = await sandboxFor(t, UPSTREAM_DELAY_MS)
   // A grace no test waits out: the process must exit because the work is done, not because time ran out.
   const server = await startServer(t, sandbox, { SHUTDOWN_GRACE_MS: '60000' })
@@ -106,11 +108,14 @@ t.test('SIGTERM with a keep-alive caller and a profile in flight: answered whole
   agent.on('disconnect', () => { closed.push('disconnect') })
 
   // Two connections open and idle in the pool, then a profile on one of them.
-  const live = await Promise.all([0, 1].map(() => undiciRequest(`${server.url}/health/live`, { dispatcher: agent }).then(async res => { await res.body.dump(); return res.statusCode })))
+  const live = await Promise.all([0,
+    1].map(() => undiciRequest(`${server.url}/health/live`,
+    { dispatcher: agent }).then(async res => { await res.body.dump(); return res.statusCode })))
   t.strictSame(live, [200, 200])
   t.equal(opened.length, 2, 'two connections opened')
   t.equal(closed.length, 0, 'both connections kept alive')
-  const profile = undiciRequest(`${server.url}/api/users/profile`, { dispatcher: agent, headers: { authorization: `Bearer ${hs256()}` } })
+  const profile = undiciRequest(`${server.url}/api/users/profile`,
+    { dispatcher: agent, headers: { authorization: `Bearer ${hs256()}` } })
   await passportReached(sandbox)
   t.ok(server.child.kill('SIGTERM'), 'signal sent')
 
@@ -121,9 +126,11 @@ t.test('SIGTERM with a keep-alive caller and a profile in flight: answered whole
   const body = await res.body.json() as { degraded: string[] }
   t.strictSame(body.degraded, [], 'answered in full')
 
-  const exit = await Promise.race([server.exited, sleep(30_000, 'still running after 30 s of a 60 s grace', { ref: false })])
+  const exit = await Promise.race([server.exited,
+    sleep(30_000, 'still running after 30 s of a 60 s grace', { ref: false })])
   t.strictSame(exit, { code: 0, signal: null }, 'exited 0 once the work was done')
-  t.equal(closed.length, opened.length, 'the server closed every connection: the idle ones at once, the busy one after its answer')
+  t.equal(closed.length, opened.length,
+    'the server closed every connection: the idle ones at once, the busy one after its answer')
   const messages = server.logs.map(line => line.msg)
   t.ok(messages.includes('shut down'), 'the close completed')
   t.notOk(messages.some(msg => msg.includes('outlived')), 'no "outlived" line: nothing outlived the grace')
@@ -134,14 +141,16 @@ t.test('past SHUTDOWN_GRACE_MS the process stops anyway, with exit code 1', asyn
   const sandbox = await sandboxFor(t, 30_000)
   const server = await startServer(t, sandbox, { SHUTDOWN_GRACE_MS: '200' })
 
-  const profile = get(`${server.url}/api/users/profile`, { authorization: `Bearer ${hs256()}` }).then(() => 'answered', (error: NodeJS.ErrnoException) => error.code)
+  const profile = get(`${server.url}/api/users/profile`, { authorization: `Bearer ${hs256()}` }).then(() => 'answered',
+    (error: NodeJS.ErrnoException) => error.code)
   // The 307 is held first; wait for the request to reach the server at all before signalling.
   while (sandbox.counts().redirects === 0) await new Promise(resolve => setTimeout(resolve, 5))
   server.child.kill('SIGTERM')
 
   t.strictSame(await server.exited, { code: 1, signal: null })
   t.equal(await profile, 'ECONNRESET', 'the request that outlived the grace is cut off')
-  t.ok(server.logs.some(line => line.msg.includes('outlived the shutdown grace') && line.graceMs === 200), 'the timeout is logged with the grace')
+  t.ok(server.logs.some(line => line.msg.includes('outlived the shutdown grace') && line.graceMs === 200),
+    'the timeout is logged with the grace')
 })
 
 t.test('npm start with a missing and a malformed variable exits non-zero, names both, never listens', async t => {
@@ -168,5 +177,8 @@ t.test('npm start with a missing and a malformed variable exits non-zero, names 
   t.match(stderr, /UPSTREAM_URL is required/)
   t.match(stderr, /PORT /)
   t.notOk(stdout.includes('Server listening'), 'never listened')
-  for (const secret of [PASSPORT_KEY, DEALER_KEY, JWT_SECRET]) t.notOk(stderr.includes(secret) || stdout.includes(secret), 'no secret printed')
+  for (const secret of [PASSPORT_KEY, DEALER_KEY, JWT_SECRET]) {
+    t.notOk(stderr.includes(secret) ||
+      stdout.includes(secret), 'no secret printed')
+  }
 })

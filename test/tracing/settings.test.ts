@@ -27,12 +27,26 @@ t.test('defaults: http/protobuf, parent-based always-on, the spec batch sizes', 
 
 t.test('the variables as given', async t => {
   t.match(tracingSettings({ ...ENDPOINT, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }), { protocol: 'http/json' })
-  t.match(tracingSettings({ ...ENDPOINT, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json' }), { protocol: 'http/json' },
-    'the traces variable wins')
-  t.match(tracingSettings({ ...ENDPOINT, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }),
-    { sampler: { name: 'parentbased_traceidratio', ratio: 0.1 } })
-  t.match(tracingSettings({ ...ENDPOINT, OTEL_BSP_SCHEDULE_DELAY: '200', OTEL_BSP_MAX_QUEUE_SIZE: '100', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '10', OTEL_BSP_EXPORT_TIMEOUT: '1000' }),
-    { batch: { scheduledDelayMillis: 200, exportTimeoutMillis: 1000, maxQueueSize: 100, maxExportBatchSize: 10 } })
+  t.match(tracingSettings({
+    ...ENDPOINT,
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json'
+  }), { protocol: 'http/json' },
+  'the traces variable wins')
+  t.match(tracingSettings({
+    ...ENDPOINT,
+    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+    OTEL_TRACES_SAMPLER_ARG: '0.1'
+  }),
+  { sampler: { name: 'parentbased_traceidratio', ratio: 0.1 } })
+  t.match(tracingSettings({
+    ...ENDPOINT,
+    OTEL_BSP_SCHEDULE_DELAY: '200',
+    OTEL_BSP_MAX_QUEUE_SIZE: '100',
+    OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '10',
+    OTEL_BSP_EXPORT_TIMEOUT: '1000'
+  }),
+  { batch: { scheduledDelayMillis: 200, exportTimeoutMillis: 1000, maxQueueSize: 100, maxExportBatchSize: 10 } })
 })
 
 t.test('every unusable variable is named at once', async t => {

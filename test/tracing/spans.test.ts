@@ -29,7 +29,8 @@ type Answer = { status: number, body?: unknown, headers?: Record<string, string>
 interface Received { operation: OperationName, path: string, headers: Record<string, string | string[]> }
 
 /** Answers each operation at `path` (its documented path unless told) and records the headers received. */
-function answer (upstream: TestApp['upstream'], operation: OperationName, reply: Answer, received: Received[], path: string = operations[operation].path): void {
+function answer (upstream: TestApp['upstream'], operation: OperationName, reply: Answer, received: Received[],
+  path: string = operations[operation].path): void {
   const interceptor = upstream.intercept({ path, method: 'POST' })
   if ('error' in reply) {
     interceptor.replyWithError(reply.error)
@@ -71,10 +72,20 @@ const childrenOf = (parent: ReadableSpan, list = spans()) =>
   list.filter(s => parentOf(s) === parent.spanContext().spanId)
 const status = (span: ReadableSpan) => span.status.code
 
-t.test('a profile: SERVER span in the caller trace, the profile work, one exchange and one CLIENT hop per call', async t => {
+t.test('a profile: SERVER span in the caller trace, the profile work, one exchange ' +
+  'and one CLIENT hop per call', async t => {
   const { app, upstream } = await buildTestApp(t)
   const received = fake(upstream, allFine)
-  const res = await app.inject({ url: PROFILE, headers: { ...bearer(TOKEN), traceparent: TRACEPARENT, tracestate: 'vendor=opaque', baggage: 'k=v', 'x-trace-id': 'abc' } })
+  const res = await app.inject({
+    url: PROFILE,
+    headers: {
+      ...bearer(TOKEN),
+      traceparent: TRACEPARENT,
+      tracestate: 'vendor=opaque',
+      baggage: 'k=v',
+      'x-trace-id': 'abc'
+    }
+  })
   t.equal(res.statusCode, 200)
 
   const all = spans()
@@ -82,20 +93,30 @@ t.test('a profile: SERVER span in the caller trace, the profile work, one exchan
   const server = one(t, `GET ${PROFILE}`)
   t.equal(server.kind, SpanKind.SERVER)
   t.equal(parentOf(server), CALLER_SPAN, "the SERVER span is the child of the caller's span")
-  t.match(server.attributes, { 'http.request.method': 'GET', 'http.route': PROFILE, 'url.path': PROFILE, 'http.response.status_code': 200, 'bff.request_id': res.headers['x-request-id'] })
+  t.match(server.attributes,
+    {
+      'http.request.method': 'GET',
+      'http.route': PROFILE,
+      'url.path': PROFILE,
+      'http.response.status_code': 200,
+      'bff.request_id': res.headers['x-request-id']
+    })
   t.equal(status(server), SpanStatusCode.UNSET)
 
   const profile = one(t, 'profile')
   t.equal(parentOf(profile), server.spanContext().spanId)
   t.equal(profile.kind, SpanKind.INTERNAL)
-  t.match(profile.attributes, { 'bff.profile.single_flight': 'started', 'bff.profile.outcome': 'ok', 'bff.profile.freshness': 'fresh' })
+  t.match(profile.attributes,
+    { 'bff.profile.single_flight': 'started', 'bff.profile.outcome': 'ok', 'bff.profile.freshness': 'fresh' })
   t.notOk('bff.profile.degraded' in profile.attributes)
 
   const exchanges = childrenOf(profile)
-  t.strictSame(exchanges.map(s => s.name).sort(), ['upstream dealer.client', 'upstream dealer.discount', 'upstream passport.get_client'])
+  t.strictSame(exchanges.map(s => s.name).sort(),
+    ['upstream dealer.client', 'upstream dealer.discount', 'upstream passport.get_client'])
   for (const exchange of exchanges) {
     const operation = exchange.attributes['bff.upstream.operation'] as OperationName
-    t.match(exchange.attributes, { 'bff.upstream.outcome': 'ok', 'http.response.status_code': 200, 'bff.upstream.redirects': 0 }, operation)
+    t.match(exchange.attributes,
+      { 'bff.upstream.outcome': 'ok', 'http.response.status_code': 200, 'bff.upstream.redirects': 0 }, operation)
     t.equal(status(exchange), SpanStatusCode.UNSET)
     const hops = childrenOf(exchange)
     t.equal(hops.length, 1, `${operation}: one hop`)
@@ -112,7 +133,8 @@ t.test('a profile: SERVER span in the caller trace, the profile work, one exchan
       'bff.upstream.hop': 0
     })
     const got = received.find(r => r.operation === operation)!
-    t.equal(got.headers.traceparent, `00-${TRACE_ID}-${hop.spanContext().spanId}-01`, `${operation}: the upstream's parent is our CLIENT span`)
+    t.equal(got.headers.traceparent, `00-${TRACE_ID}-${hop.spanContext().spanId}-01`,
+      `${operation}: the upstream's parent is our CLIENT span`)
     t.equal(got.headers.tracestate, 'vendor=opaque', 'tracestate carried on')
     t.equal(got.headers.baggage, 'k=v', 'baggage passes through unchanged')
     t.equal(got.headers['x-trace-id'], 'abc')
@@ -136,21 +158,29 @@ t.test('a caller without traceparent starts a new trace that reaches the upstrea
   }
 })
 
-t.test("a caller's decision not to sample is kept: nothing recorded, the upstream still in the caller's trace", async t => {
+t.test("a caller's decision not to sample is kept: nothing recorded, the upstream " +
+  "still in the caller's trace", async t => {
   const { app, upstream } = await buildTestApp(t)
   const received = fake(upstream, allFine)
-  const res = await app.inject({ url: PROFILE, headers: { ...bearer(TOKEN), traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-00` } })
+  const res = await app.inject({
+    url: PROFILE,
+    headers: { ...bearer(TOKEN), traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-00` }
+  })
   t.equal(res.statusCode, 200)
   t.equal(spans().length, 0, 'no span recorded')
   t.equal(received.length, 3)
-  for (const got of received) t.match(got.headers.traceparent, new RegExp(`^00-${TRACE_ID}-[0-9a-f]{16}-00$`), 'unsampled flag carried on')
+  for (const got of received) {
+    t.match(got.headers.traceparent, new RegExp(`^00-${TRACE_ID}-[0-9a-f]{16}-00$`),
+      'unsampled flag carried on')
+  }
 })
 
 t.test('a 307 hop is a CLIENT span of its own under the same exchange, and a later call goes straight', async t => {
   const { app, upstream } = await buildTestApp(t)
   const received: Received[] = []
   const path = operations['passport.get_client'].path
-  answer(upstream, 'passport.get_client', { status: 307, headers: { location: `${path}/`, 'content-type': 'text/html' } }, received)
+  answer(upstream, 'passport.get_client',
+    { status: 307, headers: { location: `${path}/`, 'content-type': 'text/html' } }, received)
   answer(upstream, 'passport.get_client', { status: 200, body: fx.passportFound }, received, `${path}/`)
   answer(upstream, 'dealer.discount', allFine['dealer.discount'], received)
   answer(upstream, 'dealer.client', allFine['dealer.client'], received)
@@ -158,19 +188,24 @@ t.test('a 307 hop is a CLIENT span of its own under the same exchange, and a lat
   t.equal(res.statusCode, 200)
 
   const exchange = one(t, 'upstream passport.get_client')
-  t.match(exchange.attributes, { 'bff.upstream.outcome': 'ok', 'http.response.status_code': 200, 'bff.upstream.redirects': 1 })
-  const hops = childrenOf(exchange).sort((a, b) => Number(a.attributes['bff.upstream.hop']) - Number(b.attributes['bff.upstream.hop']))
-  t.strictSame(hops.map(h => [h.kind, h.attributes['bff.upstream.hop'], h.attributes['http.response.status_code'], h.attributes['url.full']]), [
+  t.match(exchange.attributes,
+    { 'bff.upstream.outcome': 'ok', 'http.response.status_code': 200, 'bff.upstream.redirects': 1 })
+  const hops = childrenOf(exchange).sort((a, b) =>
+    Number(a.attributes['bff.upstream.hop']) - Number(b.attributes['bff.upstream.hop']))
+  t.strictSame(hops.map(h =>
+    [h.kind, h.attributes['bff.upstream.hop'], h.attributes['http.response.status_code'], h.attributes['url.full']]), [
     [SpanKind.CLIENT, 0, 307, `https://upstream.test${path}`],
     [SpanKind.CLIENT, 1, 200, `https://upstream.test${path}/`]
   ])
   t.ok(hops.every(h => status(h) === SpanStatusCode.UNSET), 'a redirect is not an error')
   const passportCalls = received.filter(r => r.operation === 'passport.get_client')
-  t.strictSame(passportCalls.map(r => r.headers.traceparent), hops.map(h => `00-${TRACE_ID}-${h.spanContext().spanId}-01`),
+  t.strictSame(passportCalls.map(r => r.headers.traceparent),
+    hops.map(h => `00-${TRACE_ID}-${h.spanContext().spanId}-01`),
     'each hop carries its own span as the parent')
 })
 
-t.test('a degraded section: its exchange and hop are ERROR, the profile span names it, the answer is still 200', async t => {
+t.test('a degraded section: its exchange and hop are ERROR, the profile span names it,' +
+  ' the answer is still 200', async t => {
   const { app, upstream } = await buildTestApp(t)
   fake(upstream, { ...allFine, 'dealer.client': { status: 500, body: { oops: true } } })
   const res = await app.inject({ url: PROFILE, headers: bearer(TOKEN) })
@@ -178,7 +213,8 @@ t.test('a degraded section: its exchange and hop are ERROR, the profile span nam
   t.equal(res.headers['x-degraded'], 'contractor')
   const exchange = one(t, 'upstream dealer.client')
   t.equal(status(exchange), SpanStatusCode.ERROR)
-  t.match(exchange.attributes, { 'bff.upstream.outcome': 'status', 'error.type': 'status', 'http.response.status_code': 500 })
+  t.match(exchange.attributes,
+    { 'bff.upstream.outcome': 'status', 'error.type': 'status', 'http.response.status_code': 500 })
   const [hop] = childrenOf(exchange)
   t.equal(status(hop!), SpanStatusCode.ERROR, 'a 5xx hop is an error')
   t.equal(status(one(t, 'upstream dealer.discount')), SpanStatusCode.UNSET)
@@ -199,11 +235,46 @@ t.test('each passport failure mapping', async t => {
     code?: string
   }
   const cases: Case[] = [
-    { name: '400 CLIENT_NOT_FOUND is 404, not an error', reply: { status: 400, body: fx.passportNotFound }, front: 404, outcome: 'not_found', error: false },
-    { name: 'a 5xx is 502', reply: { status: 503, body: {} }, front: 502, outcome: 'status', error: true, code: 'UPSTREAM_BAD_RESPONSE' },
-    { name: 'a broken contract is 502', reply: { status: 200, body: { success: true } }, front: 502, outcome: 'contract', error: true, code: 'UPSTREAM_BAD_RESPONSE' },
-    { name: 'no connection is 503', reply: { error: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) }, front: 503, outcome: 'connect', error: true, code: 'UPSTREAM_UNAVAILABLE' },
-    { name: 'too slow is 504', env: { UPSTREAM_TIMEOUT_MS: '50' }, reply: { status: 200, body: fx.passportFound, delay: 1000 }, front: 504, outcome: 'timeout', error: true, code: 'UPSTREAM_TIMEOUT' }
+    {
+      name: '400 CLIENT_NOT_FOUND is 404, not an error',
+      reply: { status: 400, body: fx.passportNotFound },
+      front: 404,
+      outcome: 'not_found',
+      error: false
+    },
+    {
+      name: 'a 5xx is 502',
+      reply: { status: 503, body: {} },
+      front: 502,
+      outcome: 'status',
+      error: true,
+      code: 'UPSTREAM_BAD_RESPONSE'
+    },
+    {
+      name: 'a broken contract is 502',
+      reply: { status: 200, body: { success: true } },
+      front: 502,
+      outcome: 'contract',
+      error: true,
+      code: 'UPSTREAM_BAD_RESPONSE'
+    },
+    {
+      name: 'no connection is 503',
+      reply: { error: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) },
+      front: 503,
+      outcome: 'connect',
+      error: true,
+      code: 'UPSTREAM_UNAVAILABLE'
+    },
+    {
+      name: 'too slow is 504',
+      env: { UPSTREAM_TIMEOUT_MS: '50' },
+      reply: { status: 200, body: fx.passportFound, delay: 1000 },
+      front: 504,
+      outcome: 'timeout',
+      error: true,
+      code: 'UPSTREAM_TIMEOUT'
+    }
   ]
   for (const c of cases) {
     t.test(c.name, async t => {
@@ -222,12 +293,15 @@ t.test('each passport failure mapping', async t => {
       if (c.code !== undefined) t.equal(profile.attributes['error.type'], c.code)
       const server = one(t, `GET ${PROFILE}`)
       t.equal(server.attributes['http.response.status_code'], c.front)
-      t.equal(status(server), c.front >= 500 ? SpanStatusCode.ERROR : SpanStatusCode.UNSET, 'only a 5xx answer is a server error')
-      t.notOk(spans().some(s => s.name === 'upstream dealer.discount' || s.name === 'upstream dealer.client'), 'no dealer call')
+      t.equal(status(server), c.front >= 500 ? SpanStatusCode.ERROR : SpanStatusCode.UNSET,
+        'only a 5xx answer is a server error')
+      t.notOk(spans().some(s => s.name === 'upstream dealer.discount' || s.name === 'upstream dealer.client'),
+        'no dealer call')
       const hops = childrenOf(exchange)
       t.ok(hops.length >= 1 && hops.every(h => h.kind === SpanKind.CLIENT))
       if (c.outcome === 'connect') {
-        t.ok(hops.every(h => status(h) === SpanStatusCode.ERROR && typeof h.attributes['error.type'] === 'string'), 'a hop with no answer is an error')
+        t.ok(hops.every(h => status(h) === SpanStatusCode.ERROR && typeof h.attributes['error.type'] === 'string'),
+          'a hop with no answer is an error')
       } else if (c.outcome !== 'timeout') {
         t.ok(hops.every(h => h.attributes['http.response.status_code'] === (c.reply as { status: number }).status))
       }
@@ -236,7 +310,8 @@ t.test('each passport failure mapping', async t => {
 })
 
 t.test('an open breaker: the refusal is an event with its state, no hop is sent', async t => {
-  const { app, upstream } = await buildTestApp(t, { UPSTREAM_BREAKER_MIN_CALLS: '1', UPSTREAM_BREAKER_HALF_OPEN_MS: '60000' })
+  const { app, upstream } = await buildTestApp(t,
+    { UPSTREAM_BREAKER_MIN_CALLS: '1', UPSTREAM_BREAKER_HALF_OPEN_MS: '60000' })
   fake(upstream, { 'passport.get_client': { status: 500, body: {} } })
   t.equal((await app.inject({ url: PROFILE, headers: bearer(TOKEN) })).statusCode, 502)
   exporter.reset()
@@ -245,7 +320,8 @@ t.test('an open breaker: the refusal is an event with its state, no hop is sent'
   const exchange = one(t, 'upstream passport.get_client')
   t.equal(status(exchange), SpanStatusCode.ERROR)
   t.match(exchange.attributes, { 'bff.upstream.outcome': 'breaker_open', 'bff.upstream.redirects': 0 })
-  t.strictSame(exchange.events.map(e => [e.name, e.attributes]), [['breaker_refused', { 'bff.upstream.breaker.state': 'open' }]])
+  t.strictSame(exchange.events.map(e => [e.name, e.attributes]),
+    [['breaker_refused', { 'bff.upstream.breaker.state': 'open' }]])
   t.equal(childrenOf(exchange).length, 0, 'nothing went on the wire')
   t.equal(status(one(t, `GET ${PROFILE}`)), SpanStatusCode.ERROR)
 })
@@ -293,7 +369,10 @@ t.test('no key, token, console key, login or uid_client in any span attribute or
   const { app, upstream } = await buildTestApp(t)
   fake(upstream, allFine)
   fake(upstream, { 'passport.get_client': allFine['passport.get_client'] })
-  t.equal((await app.inject({ url: `${PROFILE}?login=${fx.IVANOV.login}`, headers: { ...bearer(TOKEN), traceparent: TRACEPARENT } })).statusCode, 200)
+  t.equal((await app.inject({
+    url: `${PROFILE}?login=${fx.IVANOV.login}`,
+    headers: { ...bearer(TOKEN), traceparent: TRACEPARENT }
+  })).statusCode, 200)
   t.equal((await app.inject({
     method: 'POST',
     url: '/request-console',
@@ -329,7 +408,10 @@ t.test('no key, token, console key, login or uid_client in any span attribute or
 
 t.test('an unknown path is a span without route or path, the query never recorded; probes make no span', async t => {
   const { app } = await buildTestApp(t)
-  const res = await app.inject({ url: `/api/users/${fx.IVANOV.uid_client}?token=abc`, headers: { traceparent: TRACEPARENT } })
+  const res = await app.inject({
+    url: `/api/users/${fx.IVANOV.uid_client}?token=abc`,
+    headers: { traceparent: TRACEPARENT }
+  })
   t.equal(res.statusCode, 404)
   const [span, ...more] = spans()
   t.equal(more.length, 0)
@@ -355,9 +437,11 @@ t.test('log lines written while serving a request carry its trace_id and span_id
   const profile = one(t, 'profile')
   const server = one(t, `GET ${PROFILE}`)
   const degraded = lines.find(l => l.msg === 'profile section degraded')
-  t.match(degraded, { trace_id: TRACE_ID, span_id: profile.spanContext().spanId, trace_flags: '01' }, 'the work logs under the profile span')
+  t.match(degraded, { trace_id: TRACE_ID, span_id: profile.spanContext().spanId, trace_flags: '01' },
+    'the work logs under the profile span')
   const completed = lines.find(l => l.msg === 'request completed')
-  t.match(completed, { trace_id: TRACE_ID, span_id: server.spanContext().spanId }, 'the access line under the SERVER span')
+  t.match(completed, { trace_id: TRACE_ID, span_id: server.spanContext().spanId },
+    'the access line under the SERVER span')
   const ofRequest = lines.filter(l => l.reqId === res.headers['x-request-id'] && l.msg !== 'incoming request')
   t.ok(ofRequest.length >= 2)
   t.ok(ofRequest.every(l => l.trace_id === TRACE_ID), 'every line once the span started')

@@ -40,7 +40,8 @@ async function profile (t: Test, headers: Record<string, string>) {
 }
 
 t.test('a valid traceparent keeps its trace id on every upstream call', async t => {
-  const { traceId, parent, received } = await profile(t, { traceparent: `00-${TRACE_ID}-${SPAN_ID}-01`, tracestate: 'rojo=1' })
+  const { traceId, parent, received } = await profile(t,
+    { traceparent: `00-${TRACE_ID}-${SPAN_ID}-01`, tracestate: 'rojo=1' })
   t.equal(traceId, TRACE_ID)
   t.equal(parent, SPAN_ID)
   for (const got of received) {
@@ -49,7 +50,8 @@ t.test('a valid traceparent keeps its trace id on every upstream call', async t 
   }
 })
 
-for (const traceparent of ['garbage-not-a-trace', `ff-${TRACE_ID}-${SPAN_ID}-01`, `00-${'0'.repeat(32)}-${SPAN_ID}-01`, `00-${TRACE_ID.toUpperCase()}-${SPAN_ID}-01`]) {
+for (const traceparent of ['garbage-not-a-trace', `ff-${TRACE_ID}-${SPAN_ID}-01`, `00-${'0'.repeat(32)}-${SPAN_ID}-01`,
+  `00-${TRACE_ID.toUpperCase()}-${SPAN_ID}-01`]) {
   t.test(`traceparent ${traceparent.slice(0, 24)}…: a new trace, and only its traceparent upstream`, async t => {
     const { traceId, parent, received } = await profile(t, { traceparent, tracestate: 'rojo=1' })
     t.equal(parent, undefined, 'a root span')

@@ -19,7 +19,8 @@ function controller () {
 
 const reader = () => new AnswerReader({ maxBodyBytes: 100, discard: new Set([307]), discardLimit: 50 })
 const bytes = (n: number) => Buffer.alloc(n, 'x')
-const rejection = (promise: Promise<unknown>) => promise.then(() => { throw new Error('expected a rejection') }, (reason: unknown) => reason)
+const rejection = (promise: Promise<unknown>) =>
+  promise.then(() => { throw new Error('expected a rejection') }, (reason: unknown) => reason)
 
 t.test('an answer within the cap is read whole, as its bytes', async t => {
   const r = reader()
@@ -30,7 +31,8 @@ t.test('an answer within the cap is read whole, as its bytes', async t => {
   r.onResponseData(c, Buffer.from('1}'))
   r.onResponseEnd()
 
-  t.strictSame(await r.promise, { status: 200, headers: { 'content-type': 'application/json' }, body: Buffer.from('{"a":1}') })
+  t.strictSame(await r.promise,
+    { status: 200, headers: { 'content-type': 'application/json' }, body: Buffer.from('{"a":1}') })
   t.strictSame(c.aborted, [])
 })
 
@@ -66,7 +68,8 @@ t.test("a redirect's short body is read through and kept on its connection", asy
   r.onResponseData(c, bytes(50))
   r.onResponseEnd()
 
-  t.strictSame(await r.promise, { status: 307, headers: { location: '/x/' }, body: Buffer.alloc(0) }, 'its body is not kept')
+  t.strictSame(await r.promise, { status: 307, headers: { location: '/x/' }, body: Buffer.alloc(0) },
+    'its body is not kept')
   t.strictSame(c.aborted, [], 'the connection stays for the next request')
 })
 

@@ -12,9 +12,27 @@ import { JSON_UTF8, KEYS, mockUpstream, ORIGIN, slashRedirect } from '../helpers
 interface Op { name: OperationName, path: string, key: string, params: Record<string, string>, answer: object }
 
 const ops: Op[] = [
-  { name: 'passport.get_client', path: '/bc_passport/get_client', key: KEYS.passport, params: fx.passportParams, answer: fx.passportFound },
-  { name: 'dealer.discount', path: '/bc_api_web_service/discount', key: KEYS.dealer, params: fx.dealerParams, answer: fx.discountWithBonuses },
-  { name: 'dealer.client', path: '/bc_api_web_service/client', key: KEYS.dealer, params: fx.dealerParams, answer: fx.contractorResult }
+  {
+    name: 'passport.get_client',
+    path: '/bc_passport/get_client',
+    key: KEYS.passport,
+    params: fx.passportParams,
+    answer: fx.passportFound
+  },
+  {
+    name: 'dealer.discount',
+    path: '/bc_api_web_service/discount',
+    key: KEYS.dealer,
+    params: fx.dealerParams,
+    answer: fx.discountWithBonuses
+  },
+  {
+    name: 'dealer.client',
+    path: '/bc_api_web_service/client',
+    key: KEYS.dealer,
+    params: fx.dealerParams,
+    answer: fx.contractorResult
+  }
 ]
 const passport = ops[0]!
 const discount = ops[1]!
@@ -191,7 +209,8 @@ t.test('a 404 on the learned location falls back to the documented path', async 
   ], 'the stale location is forgotten')
 })
 
-t.test('a new redirect on the learned location falls back to the documented path, and a redirect elsewhere is never followed nor learned', async t => {
+t.test('a new redirect on the learned location falls back to the documented path, and a redirect ' +
+  'elsewhere is never followed nor learned', async t => {
   const up = mockUpstream(t)
   const v2 = `/v2${contractor.path}/`
   up.post(contractor.path).reply(...slashRedirect(contractor.path))
@@ -293,7 +312,8 @@ t.test('a second redirect is a loop: the slash path redirecting again, to itself
 })
 
 t.test('a redirect without a location, or one that would turn the POST into a GET, is refused', async t => {
-  for (const [status, headers] of [[307, {}], [302, { location: `${discount.path}/` }], [303, { location: `${discount.path}/` }]] as const) {
+  for (const [status, headers] of [[307, {}], [302, { location: `${discount.path}/` }],
+    [303, { location: `${discount.path}/` }]] as const) {
     t.test(`${status}`, async t => {
       const up = mockUpstream(t)
       up.post(discount.path).reply(status, '', { headers })
@@ -399,7 +419,8 @@ t.test('an answer that breaks the schema is a bad response naming the broken fie
   const cases: Array<[Op, object, string]> = [
     [passport, { ...fx.passportFound, client: { ...fx.client, uid_client: 'not-a-uuid' } }, '/client/uid_client'],
     [discount, { ...fx.discountNone, success: 'false' }, '/success'],
-    [contractor, { ...fx.contractorResult, data: { ...fx.contractor, contacts: [{ ...fx.contact, is_main: 'да' }] } }, '/data/contacts/0/is_main']
+    [contractor, { ...fx.contractorResult, data: { ...fx.contractor, contacts: [{ ...fx.contact, is_main: 'да' }] } },
+      '/data/contacts/0/is_main']
   ]
   for (const [op, body, path] of cases) {
     t.test(op.name, async t => {
@@ -456,7 +477,8 @@ t.test('passport: 400 CLIENT_NOT_FOUND is a typed not-found', async t => {
 
 t.test('passport: a 400 that is not CLIENT_NOT_FOUND is a bad response', async t => {
   const up = mockUpstream(t)
-  up.post(passport.path).reply(400, { success: false, message: 'Неверные параметры запроса', msg_code: 'BAD_PARAMS' }, { headers: JSON_UTF8 })
+  up.post(passport.path).reply(400, { success: false, message: 'Неверные параметры запроса', msg_code: 'BAD_PARAMS' },
+    { headers: JSON_UTF8 })
 
   const error = await rejects(t, call(up.client, passport), 'contract', 502, 'UPSTREAM_BAD_RESPONSE')
   t.ok(error.exchange.contract?.errors.some(e => e.path === '/msg_code'))
@@ -503,7 +525,13 @@ t.test('the observer hears every ended exchange: answers, failures and hops, nev
   await call(up.client, discount).catch(() => {})
   t.match(events, [
     { operation: 'passport.get_client', outcome: 'ok', status: 200, hops: 1, contractErrors: [] },
-    { operation: 'passport.get_client', outcome: 'contract', status: 200, hops: 0, contractErrors: [{ path: '/uid_client' }] },
+    {
+      operation: 'passport.get_client',
+      outcome: 'contract',
+      status: 200,
+      hops: 0,
+      contractErrors: [{ path: '/uid_client' }]
+    },
     { operation: 'dealer.discount', outcome: 'status', status: 503, hops: 0 }
   ])
   t.equal(events.length, 3, 'one event per exchange')
@@ -527,8 +555,10 @@ const DEEP = 200_000
 t.test('an answer nested too deep where it is passed on is a bad response, kept as text', async t => {
   const cases: Array<[Op, string]> = [
     [discount, `{"success":true,"message":"","data":{"bonuses":${nested(DEEP)}}}`],
-    [contractor, JSON.stringify(fx.contractorResult).replace('"last_dealer":null', `"last_dealer":{"x":${nested(DEEP)}}`)],
-    [contractor, JSON.stringify(fx.contractorResult).replace('"contact_persons":[]', `"contact_persons":[${nested(DEEP)}]`)],
+    [contractor, JSON.stringify(fx.contractorResult).replace('"last_dealer":null',
+      `"last_dealer":{"x":${nested(DEEP)}}`)],
+    [contractor, JSON.stringify(fx.contractorResult).replace('"contact_persons":[]',
+      `"contact_persons":[${nested(DEEP)}]`)],
     [passport, JSON.stringify(fx.passportFound).replace('"cookies":[]', `"cookies":[${nested(DEEP)}]`)]
   ]
   for (const [op, text] of cases) {
@@ -540,7 +570,8 @@ t.test('an answer nested too deep where it is passed on is a bad response, kept 
       const ex = await exchange(up.client, op)
       t.equal(ex.outcome, 'too_deep')
       t.equal(ex.body, text, 'the console gets the text, safe to redact and serialize')
-      t.strictSame(ex.contract, { valid: false, errors: [{ path: '/', message: 'nests objects or arrays deeper than 64 levels' }] })
+      t.strictSame(ex.contract,
+        { valid: false, errors: [{ path: '/', message: 'nests objects or arrays deeper than 64 levels' }] })
 
       await rejects(t, call(up.client, op), 'too_deep', 502, 'UPSTREAM_BAD_RESPONSE')
     })
@@ -577,7 +608,8 @@ t.test('contract errors are capped: the first 20, found at about the cost of the
     { path: '/catalog_cars_view/0', message: 'must be object' },
     { path: '/catalog_cars_view/1', message: 'must be object' }
   ])
-  t.equal(up.client.contracts['passport.get_client'].response.errors(hostile, 1000).length, 20, 'no caller can raise the cap')
+  t.equal(up.client.contracts['passport.get_client'].response.errors(hostile, 1000).length, 20,
+    'no caller can raise the cap')
 
   // The work stops with the cap: items past the first violations are never looked at.
   const watched = new Array<unknown>(10_000).fill(1)

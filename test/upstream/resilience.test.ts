@@ -7,7 +7,10 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Socket } from 'node:net'
 import t, { type Test } from 'tap'
 import * as fx from '../../schemas/fixtures.ts'
-import { createUpstreamClient, type BreakerState, type ExchangeEvent, type UpstreamClient, type UpstreamClientOptions } from '../../src/upstream/client.ts'
+import {
+  createUpstreamClient, type BreakerState, type ExchangeEvent, type UpstreamClient,
+  type UpstreamClientOptions
+} from '../../src/upstream/client.ts'
 import { isUpstreamError, type UpstreamError } from '../../src/upstream/errors.ts'
 import type { OperationName } from '../../schemas/operations.ts'
 import {
@@ -82,23 +85,31 @@ type Arrange = (up: ReturnType<typeof breakerUpstream>, times: number) => void
 // What says the operation is down for every caller.
 const UNAVAILABLE: Array<[string, Arrange, Partial<UpstreamClientOptions>?]> = [
   ['status', (up, n) => up.post(DISCOUNT).reply(500, 'Internal Server Error', { headers: TEXT }).times(n)],
-  ['timeout', (up, n) => up.post(DISCOUNT).reply(200, fx.discountNone, { headers: JSON_UTF8 }).delay(500).times(n), { timeoutMs: 30 }],
-  ['connect', (up, n) => up.post(DISCOUNT).replyWithError(Object.assign(new Error('getaddrinfo ENOTFOUND upstream.test'), { code: 'ENOTFOUND' })).times(n)],
+  ['timeout', (up, n) => up.post(DISCOUNT).reply(200, fx.discountNone, { headers: JSON_UTF8 }).delay(500).times(n),
+    { timeoutMs: 30 }],
+  ['connect', (up, n) =>
+    up.post(DISCOUNT).replyWithError(Object.assign(new Error('getaddrinfo ENOTFOUND upstream.test'),
+      { code: 'ENOTFOUND' })).times(n)],
   ['redirect_refused', (up, n) => up.post(DISCOUNT).reply(307, '', { headers: { location: `http://elsewhere.test${DISCOUNT}/` } }).times(n)],
-  ['redirect_loop', (up, n) => up.post(DISCOUNT).reply(307, '', { headers: { location: `${DISCOUNT}/` } }).times(n), { maxRedirects: 0 }],
+  ['redirect_loop', (up, n) => up.post(DISCOUNT).reply(307, '', { headers: { location: `${DISCOUNT}/` } }).times(n),
+    { maxRedirects: 0 }],
   ['redirect_invalid', (up, n) => up.post(DISCOUNT).reply(302, '', { headers: { location: `${DISCOUNT}/` } }).times(n)]
 ]
 
 // What is wrong with one record's answer: the upstream answered.
 const BROKEN_RECORD: Array<[string, Arrange, Partial<UpstreamClientOptions>?]> = [
   ['status', (up, n) => up.post(DISCOUNT).reply(422, '{"error":"unprocessable"}', { headers: JSON_UTF8 }).times(n)],
-  ['content_type', (up, n) => up.post(DISCOUNT).reply(200, '<html></html>', { headers: { 'content-type': 'text/html' } }).times(n)],
+  ['content_type',
+    (up, n) => up.post(DISCOUNT).reply(200, '<html></html>', { headers: { 'content-type': 'text/html' } }).times(n)],
   ['json', (up, n) => up.post(DISCOUNT).reply(200, '{"success": tr', { headers: JSON_UTF8 }).times(n)],
   ['contract', (up, n) => up.post(DISCOUNT).reply(200, { success: 'yes' }, { headers: JSON_UTF8 }).times(n)],
-  ['too_large', (up, n) => up.post(DISCOUNT).reply(200, JSON.stringify({ ...fx.discountNone, message: 'x'.repeat(2048) }), { headers: JSON_UTF8 }).times(n), { maxBodyBytes: 1024 }]
+  ['too_large',
+    (up, n) => up.post(DISCOUNT).reply(200, JSON.stringify({ ...fx.discountNone, message: 'x'.repeat(2048) }),
+      { headers: JSON_UTF8 }).times(n), { maxBodyBytes: 1024 }]
 ]
 
-t.test('what says the operation is unavailable counts: at min-calls failures the breaker opens, then sends nothing', async t => {
+t.test('what says the operation is unavailable counts: at min-calls failures the breaker ' +
+  'opens, then sends nothing', async t => {
   for (const [reason, arrange, options] of UNAVAILABLE) {
     t.test(reason, async t => {
       const up = breakerUpstream(t, 3, options)
@@ -112,7 +123,8 @@ t.test('what says the operation is unavailable counts: at min-calls failures the
   }
 })
 
-t.test("an answer wrong for one record never opens the breaker, yet is the caller's 502 and the observer hears it", async t => {
+t.test("an answer wrong for one record never opens the breaker, yet is the caller's 502 " +
+  'and the observer hears it', async t => {
   for (const [reason, arrange, options] of BROKEN_RECORD) {
     t.test(reason, async t => {
       const up = breakerUpstream(t, 2, options)
@@ -130,7 +142,8 @@ t.test("an answer wrong for one record never opens the breaker, yet is the calle
   }
 })
 
-t.test('a failure rate over the window: it opens only past the rate, once the window holds min-calls calls', async t => {
+t.test('a failure rate over the window: it opens only past the rate, once the ' +
+  'window holds min-calls calls', async t => {
   const up = breakerUpstream(t, 10)
   up.post(DISCOUNT).reply(200, fx.discountNone, { headers: JSON_UTF8 }).times(10)
   up.post(DISCOUNT).reply(503, 'busy', { headers: TEXT }).times(11)
@@ -139,10 +152,13 @@ t.test('a failure rate over the window: it opens only past the rate, once the wi
   t.equal(up.client.breakerStates()['dealer.discount'], 'closed', '10 failures of 20 calls is 50 %, not more')
   await discount(up.client).catch(() => {})
   t.strictSame(up.transitions, [['dealer.discount', 'open']], '11 of 21 is more than 50 %')
-  t.strictSame(up.client.breakerStates(), { 'passport.get_client': 'closed', 'dealer.discount': 'open', 'dealer.client': 'closed' }, 'one breaker per operation')
+  t.strictSame(up.client.breakerStates(),
+    { 'passport.get_client': 'closed', 'dealer.discount': 'open', 'dealer.client': 'closed' },
+    'one breaker per operation')
 
   await refused(t, up, up.client.exchange('dealer.discount', fx.dealerParams))
-  t.match(up.events.at(-1), { operation: 'dealer.discount', outcome: 'breaker_open', status: null, hops: 0, contractErrors: [] })
+  t.match(up.events.at(-1),
+    { operation: 'dealer.discount', outcome: 'breaker_open', status: null, hops: 0, contractErrors: [] })
 })
 
 t.test('the minimum volume is exact whatever the window: the buckets are rounded, min-calls is not', async t => {
@@ -218,7 +234,8 @@ t.test('an open breaker tells when to retry: the seconds left of the half-open d
   await passport(up.client).catch(() => {})
   const error = await refused(t, up, passport(up.client))
   const retryAfter = retryAfterOf(error)
-  t.ok(retryAfter !== undefined && retryAfter >= 1 && retryAfter <= 30, `Retry-After ${retryAfter} within the 30 s delay`)
+  t.ok(retryAfter !== undefined && retryAfter >= 1 && retryAfter <= 30,
+    `Retry-After ${retryAfter} within the 30 s delay`)
   t.equal(retryAfterOf(new Error('other')), undefined)
 })
 
@@ -313,7 +330,8 @@ t.test("one caller's failures count for its share of the window only", async t =
   const share = callerShare(DEFAULT_BREAKER_OPTIONS)
   t.equal(share, 5, 'half of what could open the breaker: 50 % of 20 calls, halved')
 
-  t.test('one client failing at its full rate limit (2 a second) for minutes, the others quiet: never open', async t => {
+  t.test('one client failing at its full rate limit (2 a second) for minutes, the ' +
+    'others quiet: never open', async t => {
     const up = breakerUpstream(t, 20, { breaker: DEFAULT_BREAKER_OPTIONS })
     up.post(PASSPORT).reply(500, 'oops', { headers: TEXT }).times(240)
     for (let i = 0; i < 240; i++) {
@@ -373,7 +391,10 @@ t.test('breaker: false goes past the breaker, and its outcomes do not move it', 
   t.equal(ex.outcome, 'ok', 'the real upstream answered')
   t.equal(up.client.breakerStates()['dealer.discount'], 'open', 'a bypassing success does not close it')
 
-  for (let i = 0; i < 2; i++) t.equal((await up.client.exchange('passport.get_client', fx.passportParams, { breaker: false })).outcome, 'status')
+  for (let i = 0; i < 2; i++) {
+    t.equal((await up.client.exchange('passport.get_client', fx.passportParams,
+      { breaker: false })).outcome, 'status')
+  }
   t.equal(up.client.breakerStates()['passport.get_client'], 'closed', 'bypassing failures do not open it')
   t.match(up.events.map(e => e.outcome), ['status', 'ok', 'status', 'status'], 'the observer still hears them')
 })
@@ -385,13 +406,17 @@ function breakersOnClock (start = 1_700_000_000_000) {
   const breakers: Breakers = createBreakers(DEFAULT_BREAKER_OPTIONS, (operation, state) => {
     transitions.push([operation, state, (now - start) / 1000])
   }, () => now)
-  const connect = () => upstreamError('connect', { operation: 'dealer.client', status: null, redirects: [], duration_ms: 3 })
+  const connect = () =>
+    upstreamError('connect', { operation: 'dealer.client', status: null, redirects: [], duration_ms: 3 })
   return {
     breakers,
     transitions,
     advance: (ms: number) => { now += ms },
     connectFailures (n: number) {
-      for (let i = 0; i < n; i++) breakers.settleError('dealer.client', breakers.admit('dealer.client'), connect(), false)
+      for (let i = 0; i < n; i++) {
+        breakers.settleError('dealer.client', breakers.admit('dealer.client'), connect(),
+          false)
+      }
     }
   }
 }
@@ -476,7 +501,8 @@ t.test('retry: a pooled keep-alive socket the upstream drops as it is reused', a
 
 t.test('retry: a connection refused once, then accepted', async t => {
   const up = mockUpstream(t)
-  up.post(DISCOUNT).replyWithError(Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:443'), { code: 'ECONNREFUSED' }))
+  up.post(DISCOUNT).replyWithError(Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:443'),
+    { code: 'ECONNREFUSED' }))
   up.post(DISCOUNT).reply(200, fx.discountNone, { headers: JSON_UTF8 })
   t.equal((await discount(up.client)).kind, 'ok')
   t.equal(up.calls().length, 2)
@@ -484,7 +510,8 @@ t.test('retry: a connection refused once, then accepted', async t => {
 
 t.test('retry: only once; a second refusal is the failure', async t => {
   const up = mockUpstream(t)
-  up.post(DISCOUNT).replyWithError(Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:443'), { code: 'ECONNREFUSED' })).times(2)
+  up.post(DISCOUNT).replyWithError(Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:443'),
+    { code: 'ECONNREFUSED' })).times(2)
   t.equal((await failure(discount(up.client))).reason, 'connect')
   t.equal(up.calls().length, 2)
 })

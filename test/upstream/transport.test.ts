@@ -53,7 +53,10 @@ const json = (res: ServerResponse, status: number, body: unknown) => {
 
 t.test('the wire request carries the body, the key and the tracing headers, nothing else', async t => {
   const up = await upstream(t, (req, res) => {
-    if (!req.url?.endsWith('/')) return res.writeHead(307, { location: `${req.url}/`, 'content-type': 'text/html' }).end('<html></html>')
+    if (!req.url?.endsWith('/')) {
+      return res.writeHead(307,
+        { location: `${req.url}/`, 'content-type': 'text/html' }).end('<html></html>')
+    }
     json(res, 200, fx.contractorResult)
   })
   const c = client(t, { baseUrl: up.origin })
@@ -82,7 +85,8 @@ t.test('the wire request carries the body, the key and the tracing headers, noth
     t.equal(got.headers['x-request-id'], inbound['x-request-id'])
     t.equal(got.headers.host, new URL(up.origin).host, 'the upstream host, not the inbound one')
     t.strictSame(Object.keys(got.headers).sort(), [
-      'baggage', 'connection', 'content-length', 'content-type', 'host', 'traceparent', 'x-authorization', 'x-request-id'
+      'baggage', 'connection', 'content-length', 'content-type', 'host', 'traceparent', 'x-authorization',
+      'x-request-id'
     ])
   }
 })
@@ -211,7 +215,11 @@ for (const [framing, length] of Object.entries({ 'with a declared length': true,
     // RFC 8259 section 8.1: a JSON text must not begin with one, and a reader may ignore it.
     const body = Buffer.concat([Buffer.from([0xEF, 0xBB, 0xBF]), Buffer.from(JSON.stringify(fx.discountWithBonuses))])
     const up = await upstream(t, (_req, res) => {
-      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', ...(length ? { 'content-length': String(body.length) } : {}) })
+      res.writeHead(200,
+        {
+          'content-type': 'application/json; charset=utf-8',
+          ...(length ? { 'content-length': String(body.length) } : {})
+        })
       res.end(body)
     })
     const c = client(t, { baseUrl: up.origin })
