@@ -16,7 +16,8 @@ import { errorResponse } from '../plugins/external/docs.ts'
 import { OVERLOADED, shedHeaders } from '../plugins/external/load-shedding.ts'
 import { limitHeaders, RATE_LIMITED_EXAMPLE } from '../plugins/external/rate-limit.ts'
 
-const description = `The profile of the client the bearer token names (claims \`sub\`, \`login\`, \`vendor\`); nothing in the
+const description = 'The profile of the client the bearer token names (claims `sub`, `login`, `vendor`); ' +
+  `nothing in the
 query or headers can name another client.
 
 The passport lookup comes first: an unknown client is 404 \`CLIENT_NOT_FOUND\`, and a passport failure is
@@ -84,7 +85,8 @@ const profileHeaders = {
 
 const responses = {
   200: {
-    description: 'The profile. A section named in `degraded` could not be loaded and is null; one named in `stale` is the client\'s last good copy.',
+    description: 'The profile. A section named in `degraded` could not be loaded and is null; one named in `stale` ' +
+      'is the client\'s last good copy.',
     headers: profileHeaders,
     content: { 'application/json': { schema: ref(Profile) } }
   },
@@ -107,17 +109,37 @@ const responses = {
       }
     }
   },
-  401: errorResponse('No bearer token, or one that is malformed, expired, wrongly signed, of another algorithm, or without valid claims.',
+  401: errorResponse(
+    'No bearer token, or one that is malformed, expired, wrongly signed, of another algorithm, or without valid ' +
+      'claims.',
     [new UnauthorizedError(UNAUTHORIZED_EXAMPLE)],
-    { 'www-authenticate': { type: 'string', description: '`Bearer`, with `error="invalid_token"` when a token was sent but refused (RFC 6750).', examples: ['Bearer error="invalid_token"'] } }),
+    {
+      'www-authenticate': {
+        type: 'string',
+        description: '`Bearer`, with `error="invalid_token"` when a token was sent but refused (RFC 6750).',
+        examples: ['Bearer error="invalid_token"']
+      }
+    }),
   404: errorResponse('The passport service does not know the client the token names.', [new ClientNotFoundError()]),
-  500: errorResponse('An unexpected failure of the service; the request id finds it in the logs.', [new InternalError()]),
-  502: errorResponse('The passport answer was unusable: an error status, not JSON, or outside its contract.', [new UpstreamBadResponseError(EXAMPLE_OPERATION)]),
+  500: errorResponse(
+    'An unexpected failure of the service; the request id finds it in the logs.', [new InternalError()]),
+  502: errorResponse('The passport answer was unusable: an error status, not JSON, or outside its contract.',
+    [new UpstreamBadResponseError(EXAMPLE_OPERATION)]),
   503: errorResponse(['The passport service could not be reached, or its circuit breaker is open (with `Retry-After`:',
-    'seconds until its next probe), or the service is shedding load (with `Retry-After`), or the token names a signing key the key set does not hold yet while a refresh is not allowed (`SIGNING_KEY_PENDING`, with `Retry-After`: retry the same token then).'].join(' '),
-  [new UpstreamUnavailableError(EXAMPLE_OPERATION), new ServiceUnavailableError(OVERLOADED), new SigningKeyPendingError('12')],
-  { 'retry-after': { ...shedHeaders()['retry-after'], description: 'Seconds to wait before retrying; sent when the service sheds load, while the passport\'s circuit breaker is open (until its next probe), and until the key set may be refreshed.' } }),
-  504: errorResponse('The passport service did not answer within its deadline or the profile budget.', [new UpstreamTimeoutError(EXAMPLE_OPERATION)])
+    'seconds until its next probe), or the service is shedding load (with `Retry-After`), or the token names a ' +
+      'signing key the key set does not hold yet while a refresh is not allowed (`SIGNING_KEY_PENDING`, with ' +
+      '`Retry-After`: retry the same token then).'].join(' '),
+  [new UpstreamUnavailableError(EXAMPLE_OPERATION), new ServiceUnavailableError(OVERLOADED),
+    new SigningKeyPendingError('12')],
+  {
+    'retry-after': {
+      ...shedHeaders()['retry-after'],
+      description: 'Seconds to wait before retrying; sent when the service sheds load, while the passport\'s ' +
+        'circuit breaker is open (until its next probe), and until the key set may be refreshed.'
+    }
+  }),
+  504: errorResponse('The passport service did not answer within its deadline or the profile budget.',
+    [new UpstreamTimeoutError(EXAMPLE_OPERATION)])
 }
 
 /** The route's schema: documentation, and the 200 answer's serializer. */
@@ -132,7 +154,9 @@ export function profileRouteSchema (config: Config) {
     response: {
       ...responses,
       ...appVersionResponses,
-      429: errorResponse('Too many profile requests for this client (token `sub`) this minute, or too many refused tokens from this address.',
+      429: errorResponse(
+        'Too many profile requests for this client (token `sub`) this minute, or too many refused tokens from ' +
+          'this address.',
         [new RateLimitedError(RATE_LIMITED_EXAMPLE)], limitHeaders(config.RATE_LIMIT_PROFILE_PER_MINUTE))
     }
   }

@@ -62,7 +62,9 @@ t.test('the memory store keeps an idle client\'s copy however much others write,
   // Others write 650 KB of copies, six and a half times the bound, but hold a twentieth of it at any time.
   const store = memoryStore(100_000, { ...NO_OBSERVER, evicted: () => { evicted++ } })
   store.write('idle', [Buffer.from('1\n'), Buffer.alloc(300, 'i')])
-  for (let i = 0; i < 6000; i++) store.write(`busy-${i % 20}`, [Buffer.from(`${i}\n`), Buffer.alloc(100 + (i % 7), 'b')])
+  for (let i = 0; i < 6000; i++) {
+    store.write(`busy-${i % 20}`, [Buffer.from(`${i}\n`), Buffer.alloc(100 + (i % 7), 'b')])
+  }
   t.strictSame(await store.read(['idle'], 0), Buffer.concat([Buffer.from('1\n'), Buffer.alloc(300, 'i')]))
   t.equal(evicted, 0, 'nothing pushed out: the held copies are far below the bound')
   t.ok(store.size < 5000 + 21 * ENTRY_OVERHEAD_BYTES, `the bytes held are the newest copies only (${store.size})`)
@@ -90,7 +92,9 @@ t.test('a copy of an older layout, or bytes that are not one, is a miss', async 
   t.equal(decodeEntry(Buffer.from('{"passport":"1"}\n{"uid_client":"A"}')), undefined, 'a time that is not a number')
   t.equal(decodeEntry(Buffer.from('{"discount":1}\n{"uid_client":"A"}')), undefined, 'a section the profile lacks')
   const entry = decodeEntry(Buffer.concat(encodeEntry({ passport: 5, contractor: 6 },
-    Buffer.from(JSON.stringify({ uid_client: 'A', client: {}, catalog_cars_view: [], catalog_cars_favourites: [], discount: null, contractor: null })))))
+    Buffer.from(JSON.stringify({
+      uid_client: 'A', client: {}, catalog_cars_view: [], catalog_cars_favourites: [], discount: null, contractor: null
+    })))))
   t.strictSame(entry, {
     passport: { at: 5, value: { uid_client: 'A', client: {}, catalog_cars_view: [], catalog_cars_favourites: [] } },
     contractor: { at: 6, value: null }

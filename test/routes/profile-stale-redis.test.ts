@@ -50,7 +50,11 @@ async function metric (base: string, name: string): Promise<number> {
 if (binaries !== undefined) {
   const upstream = await faultUpstream(t)
   const env = (redis: RedisServer, key = OLD_KEY) => ({
-    REDIS_URL: redis.url, PROFILE_CACHE_KEY: key, METRICS_API_KEY: METRICS_KEY, UPSTREAM_TIMEOUT_MS: '500', UPSTREAM_BREAKER_MIN_CALLS: '10000'
+    REDIS_URL: redis.url,
+    PROFILE_CACHE_KEY: key,
+    METRICS_API_KEY: METRICS_KEY,
+    UPSTREAM_TIMEOUT_MS: '500',
+    UPSTREAM_BREAKER_MIN_CALLS: '10000'
   })
 
   t.test('a copy written by one instance is served by another; nothing personal is readable in Redis', async t => {
@@ -69,7 +73,9 @@ if (binaries !== undefined) {
       'Петрова', 'Анна', 'petrova@example.ru', '5550142', petrova.passport.client.client_data_dms.fullname]
     for (const { key, value } of stored) {
       for (const text of [key, value.toString('utf8'), value.toString('latin1')]) {
-        for (const secret of personal) t.notOk(text.includes(secret), `no ${secret.length}-character personal value in ${key.slice(0, 20)}…`)
+        for (const secret of personal) {
+          t.notOk(text.includes(secret), `no ${secret.length}-character personal value in ${key.slice(0, 20)}…`)
+        }
       }
     }
     const [copy] = await lastKnownKeys(client)

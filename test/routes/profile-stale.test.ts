@@ -22,7 +22,11 @@ const BAD = { status: 502, code: 'UPSTREAM_BAD_RESPONSE' }
 const cases: Case[] = [
   { name: '5xx', fault: { kind: 'status', status: 503 }, ...BAD },
   { name: 'garbage JSON', fault: { kind: 'garbage_json' }, ...BAD },
-  { name: 'an answer outside the contract', fault: { kind: 'answer', status: 200, body: { success: true, uid_client: 42 } }, ...BAD },
+  {
+    name: 'an answer outside the contract',
+    fault: { kind: 'answer', status: 200, body: { success: true, uid_client: 42 } },
+    ...BAD
+  },
   { name: 'a refused cross-origin redirect', fault: { kind: 'cross_origin' }, ...BAD },
   { name: 'a redirect loop', fault: { kind: 'redirect_loop', mode: 'self' }, ...BAD },
   { name: 'a timeout', fault: { kind: 'slow', ms: TIMEOUT_MS * 5 }, status: 504, code: 'UPSTREAM_TIMEOUT' },
@@ -57,7 +61,8 @@ async function warm (t: Test, base: string, who = petrova.identity): Promise<Pro
 }
 
 for (const c of cases) {
-  t.test(`passport ${c.name}: the last good profile, named stale; a client without a copy gets ${c.status}`, async t => {
+  t.test(`passport ${c.name}: the last good profile, named stale; ` +
+    `a client without a copy gets ${c.status}`, async t => {
     const { base, clock } = await service(t)
     const good = await warm(t, base)
     clock.advance(120)
@@ -66,7 +71,8 @@ for (const c of cases) {
 
     const { status, headers, body } = await readAnswer(t, await profileOf(base, petrova.identity))
     t.equal(status, 200)
-    t.strictSame(body, { ...good, stale: ['passport', 'discount', 'contractor'] }, 'the whole copy, every section named')
+    t.strictSame(body, { ...good, stale: ['passport', 'discount', 'contractor'] },
+      'the whole copy, every section named')
     t.equal(headers.get('x-stale'), 'passport,discount,contractor')
     t.equal(headers.get('age'), '120')
     t.equal(headers.get('x-degraded'), null)
@@ -196,7 +202,8 @@ t.test('PROFILE_FRESH_S: a copy younger than it answers without the upstream, an
   const cached = await readAnswer(t, await profileOf(base, petrova.identity))
   t.strictSame(cached.body, good, 'the copy, not named stale: nothing failed')
   t.equal(cached.headers.get('age'), '10')
-  t.strictSame(upstream.counts(), { 'passport.get_client': 0, 'dealer.discount': 0, 'dealer.client': 0 }, 'no upstream call')
+  t.strictSame(upstream.counts(), { 'passport.get_client': 0, 'dealer.discount': 0, 'dealer.client': 0 },
+    'no upstream call')
 
   clock.advance(20)
   const fresh = await readAnswer(t, await profileOf(base, petrova.identity))

@@ -40,7 +40,11 @@ function fakeUpstream (upstream: TestApp['upstream'], answers: Partial<Record<Op
 }
 
 const ok = (body: unknown, delay?: number): Answer => ({ status: 200, body, ...(delay === undefined ? {} : { delay }) })
-const allFine = { 'passport.get_client': ok(fx.passportFound), 'dealer.discount': ok(fx.discountWithBonuses), 'dealer.client': ok(fx.contractorResult) }
+const allFine = {
+  'passport.get_client': ok(fx.passportFound),
+  'dealer.discount': ok(fx.discountWithBonuses),
+  'dealer.client': ok(fx.contractorResult)
+}
 
 /** A breadcrumb as the front sends it, decoded here independently of the code under test. */
 const decoded = (crumb: { data: string }) => ({ ...crumb, data: JSON.parse(crumb.data) })
@@ -71,7 +75,12 @@ t.test('full profile: three upstream calls with the exact wire requests, compose
   const sent = fakeUpstream(upstream, allFine)
   const res = await app.inject({
     url: PROFILE,
-    headers: { ...bearer(IVANOV_TOKEN), traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', baggage: 'k=v', cookie: 'session=abc' }
+    headers: {
+      ...bearer(IVANOV_TOKEN),
+      traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+      baggage: 'k=v',
+      cookie: 'session=abc'
+    }
   })
   noPending(agent)
   t.equal(res.statusCode, 200)
@@ -79,10 +88,15 @@ t.test('full profile: three upstream calls with the exact wire requests, compose
   t.notOk('x-degraded' in res.headers, 'no x-degraded header when nothing is degraded')
   t.equal(res.headers['cache-control'], 'private, no-store')
   const body = res.json()
-  t.strictSame(Object.keys(body), ['uid_client', 'client', 'catalog_cars_view', 'catalog_cars_favourites', 'discount', 'contractor', 'degraded', 'stale'])
+  t.strictSame(Object.keys(body), [
+    'uid_client', 'client', 'catalog_cars_view', 'catalog_cars_favourites',
+    'discount', 'contractor', 'degraded', 'stale'
+  ])
   t.strictSame(body, fullProfile)
-  t.strictSame(body.catalog_cars_view.map((c: { id_user_breadcrumbs: number }) => c.id_user_breadcrumbs), [48213, 48190, 47702, 46011], 'upstream order kept')
-  t.strictSame(body.catalog_cars_view[2].data, { car_guid: '771045', date: '2024-05-02T12:30:00.000000+03:00', type: 3 })
+  t.strictSame(body.catalog_cars_view.map((c: { id_user_breadcrumbs: number }) => c.id_user_breadcrumbs),
+    [48213, 48190, 47702, 46011], 'upstream order kept')
+  t.strictSame(body.catalog_cars_view[2].data,
+    { car_guid: '771045', date: '2024-05-02T12:30:00.000000+03:00', type: 3 })
 
   const requestId = res.headers['x-request-id']
   t.equal(sent[0]?.operation, 'passport.get_client', 'the passport comes first')
@@ -107,7 +121,11 @@ t.test('full profile: three upstream calls with the exact wire requests, compose
 t.test('the caller can only read its own profile', async t => {
   const { app, agent, upstream } = await buildTestApp(t)
   const sent = fakeUpstream(upstream, {
-    'passport.get_client': ok({ ...fx.passportFound, uid_client: fx.PETROVA.uid_client, client: { ...fx.client, uid_client: fx.PETROVA.uid_client, login: fx.PETROVA.login } }),
+    'passport.get_client': ok({
+      ...fx.passportFound,
+      uid_client: fx.PETROVA.uid_client,
+      client: { ...fx.client, uid_client: fx.PETROVA.uid_client, login: fx.PETROVA.login }
+    }),
     'dealer.discount': ok(fx.discountNone),
     'dealer.client': ok(fx.contractorResult)
   })
@@ -115,13 +133,20 @@ t.test('the caller can only read its own profile', async t => {
   // PETROVA's token (sub in lower case), with every way a request could try to name IVANOV instead.
   const res = await app.inject({
     url: `${PROFILE}?uid_client=${other}&login=${fx.IVANOV.login}&vendor=other`,
-    headers: { ...bearer(hs256(claimsFor({ ...fx.PETROVA, uid_client: fx.PETROVA.uid_client.toLowerCase() }))), 'x-uid-client': other, 'x-login': fx.IVANOV.login }
+    headers: {
+      ...bearer(hs256(claimsFor({ ...fx.PETROVA, uid_client: fx.PETROVA.uid_client.toLowerCase() }))),
+      'x-uid-client': other,
+      'x-login': fx.IVANOV.login
+    }
   })
   noPending(agent)
   t.equal(res.statusCode, 200)
   t.equal(res.json().uid_client, fx.PETROVA.uid_client)
-  t.strictSame(JSON.parse(sent.find(s => s.operation === 'passport.get_client')!.body), { vendor: 'kia', login: fx.PETROVA.login, uid_client: fx.PETROVA.uid_client })
-  for (const call of sent.filter(s => s.operation !== 'passport.get_client')) t.strictSame(JSON.parse(call.body), { uid_client: fx.PETROVA.uid_client })
+  t.strictSame(JSON.parse(sent.find(s => s.operation === 'passport.get_client')!.body),
+    { vendor: 'kia', login: fx.PETROVA.login, uid_client: fx.PETROVA.uid_client })
+  for (const call of sent.filter(s => s.operation !== 'passport.get_client')) {
+    t.strictSame(JSON.parse(call.body), { uid_client: fx.PETROVA.uid_client })
+  }
 })
 
 t.test('a passport answer about another client is refused, dealers not called', async t => {
@@ -158,7 +183,11 @@ t.test('discount', async t => {
 })
 
 t.test('contractor success false or data null: null and not degraded', async t => {
-  for (const answer of [{ ...fx.contractorResult, data: null }, { success: false, message: 'Контрагент не найден', data: null, http_code: 200 }]) {
+  const answers = [
+    { ...fx.contractorResult, data: null },
+    { success: false, message: 'Контрагент не найден', data: null, http_code: 200 }
+  ]
+  for (const answer of answers) {
     const { app, agent, upstream } = await buildTestApp(t)
     fakeUpstream(upstream, { ...allFine, 'dealer.client': ok(answer) })
     const res = await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })
@@ -195,7 +224,11 @@ t.test('a failing dealer lookup degrades its section, the answer stays 200', asy
 
 t.test('both dealer lookups failing: both null, both named, in a fixed order', async t => {
   const { app, agent, upstream } = await buildTestApp(t)
-  fakeUpstream(upstream, { ...allFine, 'dealer.discount': { status: 502, body: 'Bad Gateway', contentType: 'text/plain' }, 'dealer.client': { status: 500, body: {} } })
+  fakeUpstream(upstream, {
+    ...allFine,
+    'dealer.discount': { status: 502, body: 'Bad Gateway', contentType: 'text/plain' },
+    'dealer.client': { status: 500, body: {} }
+  })
   const res = await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })
   noPending(agent)
   t.equal(res.statusCode, 200)
@@ -206,7 +239,11 @@ t.test('both dealer lookups failing: both null, both named, in a fixed order', a
 t.test('dealers get only what remains of the profile budget', async t => {
   // A 5 s upstream deadline would let both dealers answer after 1 s; the 400 ms budget must not.
   const { app, agent, upstream } = await buildTestApp(t, { PROFILE_TIMEOUT_MS: '400', UPSTREAM_TIMEOUT_MS: '5000' })
-  fakeUpstream(upstream, { 'passport.get_client': ok(fx.passportFound, 100), 'dealer.discount': ok(fx.discountWithBonuses, 1000), 'dealer.client': ok(fx.contractorResult, 1000) })
+  fakeUpstream(upstream, {
+    'passport.get_client': ok(fx.passportFound, 100),
+    'dealer.discount': ok(fx.discountWithBonuses, 1000),
+    'dealer.client': ok(fx.contractorResult, 1000)
+  })
   const res = await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })
   noPending(agent)
   t.equal(res.statusCode, 200)
@@ -226,13 +263,20 @@ t.test('passport not found: 404 CLIENT_NOT_FOUND, dealers never called', async t
 t.test('passport failures map to the catalog, dealers never called', async t => {
   const cases: Array<[string, Answer, number, string, Record<string, string>?]> = [
     ['HTTP 500', { status: 500, body: { success: false } }, 502, 'UPSTREAM_BAD_RESPONSE'],
-    ['HTTP 404 in HTML', { status: 404, body: '<html>Not Found</html>', contentType: 'text/html' }, 502, 'UPSTREAM_BAD_RESPONSE'],
+    ['HTTP 404 in HTML', { status: 404, body: '<html>Not Found</html>', contentType: 'text/html' },
+      502, 'UPSTREAM_BAD_RESPONSE'],
     ['not JSON', { status: 200, body: 'not json', contentType: JSON_UTF8 }, 502, 'UPSTREAM_BAD_RESPONSE'],
-    ['schema break', ok({ ...fx.passportFound, client: { ...fx.client, login: 'not-digits' } }), 502, 'UPSTREAM_BAD_RESPONSE'],
-    ['400 that is not CLIENT_NOT_FOUND', { status: 400, body: { success: false, message: 'Bad request', msg_code: 'BAD_PARAMS' } }, 502, 'UPSTREAM_BAD_RESPONSE'],
-    ['unreachable', { error: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) }, 503, 'UPSTREAM_UNAVAILABLE'],
-    ['slower than UPSTREAM_TIMEOUT_MS', ok(fx.passportFound, 1000), 504, 'UPSTREAM_TIMEOUT', { UPSTREAM_TIMEOUT_MS: '100' }],
-    ['slower than PROFILE_TIMEOUT_MS', ok(fx.passportFound, 1000), 504, 'UPSTREAM_TIMEOUT', { PROFILE_TIMEOUT_MS: '100' }]
+    ['schema break', ok({ ...fx.passportFound, client: { ...fx.client, login: 'not-digits' } }),
+      502, 'UPSTREAM_BAD_RESPONSE'],
+    ['400 that is not CLIENT_NOT_FOUND',
+      { status: 400, body: { success: false, message: 'Bad request', msg_code: 'BAD_PARAMS' } },
+      502, 'UPSTREAM_BAD_RESPONSE'],
+    ['unreachable', { error: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) },
+      503, 'UPSTREAM_UNAVAILABLE'],
+    ['slower than UPSTREAM_TIMEOUT_MS', ok(fx.passportFound, 1000),
+      504, 'UPSTREAM_TIMEOUT', { UPSTREAM_TIMEOUT_MS: '100' }],
+    ['slower than PROFILE_TIMEOUT_MS', ok(fx.passportFound, 1000),
+      504, 'UPSTREAM_TIMEOUT', { PROFILE_TIMEOUT_MS: '100' }]
   ]
   for (const [name, answer, status, code, env] of cases) {
     t.test(name, async t => {
@@ -256,7 +300,10 @@ t.test('bad breadcrumb data keeps its item with data null', async t => {
     { ...third, data: '[]' },
     fourth
   ]
-  fakeUpstream(upstream, { ...allFine, 'passport.get_client': ok({ ...fx.passportFound, catalog_cars_view: view, catalog_cars_favourites: [] }) })
+  fakeUpstream(upstream, {
+    ...allFine,
+    'passport.get_client': ok({ ...fx.passportFound, catalog_cars_view: view, catalog_cars_favourites: [] })
+  })
   const res = await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })
   noPending(agent)
   t.equal(res.statusCode, 200)
@@ -276,12 +323,26 @@ t.test('upstream fields outside the contract never reach the caller', async t =>
       ...fx.passportFound,
       ...leak,
       cookies: [{ name: 'sid', value: 'LEAKED-COOKIE' }],
-      client: { ...fx.client, ...leak, password_hash: 'LEAKED-HASH', client_data: { ...fx.clientDataReg, ...leak }, client_data_dms: { ...fx.clientDataDms, ...leak } },
+      client: {
+        ...fx.client,
+        ...leak,
+        password_hash: 'LEAKED-HASH',
+        client_data: { ...fx.clientDataReg, ...leak },
+        client_data_dms: { ...fx.clientDataDms, ...leak }
+      },
       catalog_cars_view: [crumb],
       catalog_cars_favourites: [crumb]
     }),
     'dealer.discount': ok({ ...fx.discountNone, ...leak }),
-    'dealer.client': ok({ ...fx.contractorResult, ...leak, data: { ...fx.contractor, ...leak, contacts: [{ ...fx.contact, ...leak, type_contact_info: { ...fx.contact.type_contact_info, ...leak } }] } })
+    'dealer.client': ok({
+      ...fx.contractorResult,
+      ...leak,
+      data: {
+        ...fx.contractor,
+        ...leak,
+        contacts: [{ ...fx.contact, ...leak, type_contact_info: { ...fx.contact.type_contact_info, ...leak } }]
+      }
+    })
   })
   const res = await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })
   noPending(agent)
@@ -299,9 +360,14 @@ t.test('upstream fields outside the contract never reach the caller', async t =>
 t.test('the upstream as it really answers: 307 to the slash path first, then straight there', async t => {
   const { app, agent, upstream } = await buildTestApp(t)
   for (const op of Object.values(operations)) {
-    upstream.intercept({ path: op.path, method: 'POST' }).reply(307, '<html>Temporary Redirect</html>', { headers: { location: `${op.path}/`, 'content-type': 'text/html' } })
+    upstream.intercept({ path: op.path, method: 'POST' }).reply(307, '<html>Temporary Redirect</html>',
+      { headers: { location: `${op.path}/`, 'content-type': 'text/html' } })
   }
-  const answers = { [`${operations['passport.get_client'].path}/`]: fx.passportFound, [`${operations['dealer.discount'].path}/`]: fx.discountWithBonuses, [`${operations['dealer.client'].path}/`]: fx.contractorResult }
+  const answers = {
+    [`${operations['passport.get_client'].path}/`]: fx.passportFound,
+    [`${operations['dealer.discount'].path}/`]: fx.discountWithBonuses,
+    [`${operations['dealer.client'].path}/`]: fx.contractorResult
+  }
   for (const [path, body] of Object.entries(answers)) {
     upstream.intercept({ path, method: 'POST' }).reply(200, body, { headers: { 'content-type': JSON_UTF8 } }).times(2)
   }

@@ -25,7 +25,8 @@ export interface CacheKey {
 
 export function cacheKey (secret: Buffer): CacheKey {
   return {
-    naming: createSecretKey(Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), 'dealer-bff last-known names', 32))),
+    naming: createSecretKey(
+      Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), 'dealer-bff last-known names', 32))),
     encryption: secret,
     id: createHash('sha256').update('dealer-bff last-known key id').update(secret).digest().subarray(0, ID_BYTES)
   }
@@ -39,7 +40,9 @@ export function processKey (): CacheKey {
 /** The HMAC-SHA256 hex of the identity the verified token names: the same caller, the same name. */
 export function identityName (key: CacheKey, caller: Caller): string {
   // None of the three parts can hold a newline (UUID, digits, vendor code): the input is unambiguous.
-  return createHmac('sha256', key.naming).update(`${caller.uid_client}\n${caller.login}\n${caller.vendor}`).digest('hex')
+  return createHmac('sha256', key.naming)
+    .update(`${caller.uid_client}\n${caller.login}\n${caller.vendor}`)
+    .digest('hex')
 }
 
 /** version | key id | IV | ciphertext | tag; the name is authenticated too, so a value moved to another name fails. */
