@@ -14,7 +14,9 @@ export function toRefs<T> (schema: T, top = true): T {
   const out: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(source)) {
     // Values, not schemas: left as they are.
-    out[key] = key === 'examples' || key === 'default' || key === 'const' || key === 'enum' ? value : toRefs(value, false)
+    out[key] = key === 'examples' || key === 'default' || key === 'const' || key === 'enum'
+      ? value
+      : toRefs(value, false)
   }
   return out as T
 }
