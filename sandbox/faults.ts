@@ -2,7 +2,10 @@
 // server in front of the sandbox upstream that, per operation, either passes the request through
 // (seeded answers, the 307 to the slash path, key checks) or misbehaves in one chosen way. It lives in
 // src/ so bench/soak.ts can use it without depending on test/.
-import { Agent as HttpAgent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import {
+  Agent as HttpAgent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server,
+  type ServerResponse
+} from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { operationNames, operations, type KeyName, type OperationName } from '../schemas/operations.ts'
 import { startSandboxUpstream } from './upstream.ts'

@@ -25,7 +25,9 @@ export async function startOtlpReceiver (options: { keep?: boolean } = {}): Prom
     req.on('data', (chunk: Buffer) => { if (keep) chunks.push(chunk) })
     req.on('end', () => {
       count++
-      if (keep) exports.push({ path: req.url ?? '', contentType: req.headers['content-type'], body: Buffer.concat(chunks) })
+      if (keep) {
+        exports.push({ path: req.url ?? '', contentType: req.headers['content-type'], body: Buffer.concat(chunks) })
+      }
       // An empty ExportTraceServiceResponse: everything accepted.
       const json = req.headers['content-type']?.includes('json') === true
       res.writeHead(200, { 'content-type': json ? 'application/json' : 'application/x-protobuf' }).end(json ? '{}' : '')

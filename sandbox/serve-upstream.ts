@@ -18,7 +18,10 @@ function sandboxPort (value: string | undefined): number | undefined {
 function banner (sandbox: SandboxUpstream, env: Record<string, string>): string {
   const [first] = seededClients
   const { uid_client: uid, login, vendor } = first!.identity
-  const clients = [...seededClients.map(c => ({ label: c.label, ...c.identity })), { label: 'UNKNOWN', ...unknownClient }]
+  const clients = [
+    ...seededClients.map(c => ({ label: c.label, ...c.identity })),
+    { label: 'UNKNOWN', ...unknownClient }
+  ]
   return [
     '',
     `Sandbox upstream (stand-in passport and dealer upstreams) on ${sandbox.url}.`,

@@ -90,14 +90,18 @@ function algorithmOf (jwk: PrivateJwk, key: KeyObject): JwkAlgorithm {
   else throw new TypeError('the JWK must be an RSA key of 2048 bits or more, an EC P-256 key or an Ed25519 key')
   if (jwk.alg === undefined) return admitted[0]!
   const alg = jwk.alg === 'Ed25519' ? 'EdDSA' : jwk.alg
-  if (!admitted.includes(alg as JwkAlgorithm)) throw new TypeError(`the JWK's alg must be one of ${admitted.join(', ')} for its key type`)
+  if (!admitted.includes(alg as JwkAlgorithm)) {
+    throw new TypeError(`the JWK's alg must be one of ${admitted.join(', ')} for its key type`)
+  }
   return alg as JwkAlgorithm
 }
 
 /** Signs with a private JWK; a TypeError says what is wrong with it, never any part of the key. */
 export function jwkSigner (jwk: PrivateJwk): JwkSigner {
   if (typeof jwk !== 'object' || jwk === null) throw new TypeError('the JWK must be a JSON object')
-  if (typeof jwk.kid !== 'string' || jwk.kid.length === 0) throw new TypeError('the JWK needs a kid: the service finds its public key by it')
+  if (typeof jwk.kid !== 'string' || jwk.kid.length === 0) {
+    throw new TypeError('the JWK needs a kid: the service finds its public key by it')
+  }
   if (jwk.d === undefined) throw new TypeError('the JWK is a public key; signing needs the private one (with "d")')
   let key: KeyObject
   try {
@@ -142,6 +146,8 @@ export function signToken (
   }
   const header = signer === undefined ? { alg: 'HS256', typ: 'JWT' } : { alg: signer.alg, typ: 'JWT', kid: signer.kid }
   const input = `${base64url(JSON.stringify(header))}.${base64url(JSON.stringify(claims))}`
-  const signature = signer === undefined ? createHmac('sha256', key as string).update(input).digest() : signer.sign(Buffer.from(input))
+  const signature = signer === undefined
+    ? createHmac('sha256', key as string).update(input).digest()
+    : signer.sign(Buffer.from(input))
   return `${input}.${signature.toString('base64url')}`
 }

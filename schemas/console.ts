@@ -36,11 +36,15 @@ export const ConsoleRequest = Type.Unsafe<Static<Variant>>(Type.Union(consoleReq
 
 const ConsoleRedirect = Type.Object({
   status: Type.Integer({ description: 'The 307/308 status the upstream answered.', examples: [307] }),
-  location: Type.String({ description: 'The Location it named, as received.', examples: ['/bc_api_web_service/discount/'] })
+  location: Type.String({
+    description: 'The Location it named, as received.', examples: ['/bc_api_web_service/discount/']
+  })
 }, { additionalProperties: false })
 
 const ConsoleContractError = Type.Object({
-  path: Type.String({ description: 'JSON pointer into `body`; `/` for the whole answer.', examples: ['/data/contacts/0/id'] }),
+  path: Type.String({
+    description: 'JSON pointer into `body`; `/` for the whole answer.', examples: ['/data/contacts/0/id']
+  }),
   message: Type.String({ examples: ['must match format "uuid"'] })
 }, { additionalProperties: false })
 
@@ -80,7 +84,10 @@ export const ConsoleAnswer = Type.Object({
     valid: Type.Boolean({ description: "Whether the answer is one the operation's contract allows." }),
     errors: Type.Array(ConsoleContractError, { description: 'What breaks the contract; empty when valid.' })
   }, { additionalProperties: false }),
-  body: Type.Unknown({ description: 'The upstream answer as received: parsed JSON when it is JSON, text otherwise. Any configured key in it is redacted.' })
+  body: Type.Unknown({
+    description: 'The upstream answer as received: parsed JSON when it is JSON, text otherwise. Any configured key ' +
+      'in it is redacted.'
+  })
 }, {
   $id: 'ConsoleAnswer',
   additionalProperties: false,

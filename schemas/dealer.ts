@@ -63,7 +63,9 @@ export const Contractor = Type.Object({
   consent_email_date: Nullable(Type.String()),
   contacts: Type.Array(Contact),
   // Its fields are not documented: passed on whole rather than emptied by the serializer.
-  last_dealer: Nullable(Type.Object({}, { additionalProperties: true, description: 'The dealer last seen; fields not documented.' })),
+  last_dealer: Nullable(Type.Object({}, {
+    additionalProperties: true, description: 'The dealer last seen; fields not documented.'
+  })),
   contact_persons: Type.Array(Type.Unknown(), { description: 'Empty in observation; items not documented.' })
 }, {
   $id: 'Contractor',
@@ -81,7 +83,8 @@ export const DiscountData = Type.Object({}, {
 
 export const DiscountResult = Type.Object(DealerEnvelope(Nullable(DiscountData)), {
   $id: 'DiscountResult',
-  description: 'discount answer (spec 2.9): HTTP 200, `success: false` and `data: null` when the client has no bonuses.',
+  description: 'discount answer (spec 2.9): HTTP 200, `success: false` and `data: null` when the client has no ' +
+    'bonuses.',
   examples: [example.discountWithBonuses, example.discountNone]
 })
 

@@ -10,7 +10,12 @@ export const ErrorBody = Type.Object({
   $id: 'ErrorBody',
   additionalProperties: false,
   description: 'Every error answer. An `x-request-id` header comes with it.',
-  examples: [{ statusCode: 404, code: 'CLIENT_NOT_FOUND', error: 'Not Found', message: 'The client is not known to the passport service' }]
+  examples: [{
+    statusCode: 404,
+    code: 'CLIENT_NOT_FOUND',
+    error: 'Not Found',
+    message: 'The client is not known to the passport service'
+  }]
 })
 
 export type ErrorBody = Static<typeof ErrorBody>

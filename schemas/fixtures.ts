@@ -4,9 +4,15 @@
 // schemas import them for `examples`, so that would be circular): a test checks every one against its
 // schema, at run time and with `satisfies` at type level.
 
-export const IVANOV = { uid_client: '9F1C3B2A-6D4E-4C1B-8A7F-2E5D6C7B8A90', login: '79161234567', vendor: 'kia' } as const
-export const PETROVA = { uid_client: '3E7A2C55-91B0-4F6D-B2C8-0A4D5E6F7081', login: '79035550142', vendor: 'kia' } as const
-export const UNKNOWN = { uid_client: '00000000-0000-4000-8000-0000000000FF', login: '79990000000', vendor: 'kia' } as const
+export const IVANOV = {
+  uid_client: '9F1C3B2A-6D4E-4C1B-8A7F-2E5D6C7B8A90', login: '79161234567', vendor: 'kia'
+} as const
+export const PETROVA = {
+  uid_client: '3E7A2C55-91B0-4F6D-B2C8-0A4D5E6F7081', login: '79035550142', vendor: 'kia'
+} as const
+export const UNKNOWN = {
+  uid_client: '00000000-0000-4000-8000-0000000000FF', login: '79990000000', vendor: 'kia'
+} as const
 
 export const passportParams = { ...IVANOV }
 export const dealerParams = { uid_client: IVANOV.uid_client }
@@ -86,14 +92,23 @@ function crumb (id: number, idBreadcrumbs: 6 | 7, key: string, data: typeof brea
 // Viewed cars cover every observed data.type, one keyed by a short numeric-like string.
 export const catalogCarsView = [
   crumb(48213, 6, 'C2D4E6F8-1A3B-4C5D-9E7F-8091A2B3C4D5', breadcrumbData),
-  crumb(48190, 6, 'A1B2C3D4-E5F6-4A7B-8C9D-0E1F2A3B4C5D', { car_guid: 'A1B2C3D4-E5F6-4A7B-8C9D-0E1F2A3B4C5D', date: '2024-05-15T08:05:33.000000+03:00', type: 2 }),
+  crumb(48190, 6, 'A1B2C3D4-E5F6-4A7B-8C9D-0E1F2A3B4C5D', {
+    car_guid: 'A1B2C3D4-E5F6-4A7B-8C9D-0E1F2A3B4C5D', date: '2024-05-15T08:05:33.000000+03:00', type: 2
+  }),
   crumb(47702, 6, '771045', { car_guid: '771045', date: '2024-05-02T12:30:00.000000+03:00', type: 3 }),
-  crumb(46011, 6, 'F0E1D2C3-B4A5-4968-8776-655443322110', { car_guid: 'F0E1D2C3-B4A5-4968-8776-655443322110', date: '2024-04-20T21:11:09.000000+03:00', type: 4 })
+  crumb(46011, 6, 'F0E1D2C3-B4A5-4968-8776-655443322110', {
+    car_guid: 'F0E1D2C3-B4A5-4968-8776-655443322110', date: '2024-04-20T21:11:09.000000+03:00', type: 4
+  })
 ]
 export const breadcrumb = catalogCarsView[0]!
 
 export const catalogCarsFavourites = [
-  { ...crumb(47950, 7, 'A1B2C3D4-E5F6-4A7B-8C9D-0E1F2A3B4C5D', { car_guid: 'A1B2C3D4-E5F6-4A7B-8C9D-0E1F2A3B4C5D', date: '2024-05-15T08:07:01.000000+03:00', type: 2 }), is_my: true },
+  {
+    ...crumb(47950, 7, 'A1B2C3D4-E5F6-4A7B-8C9D-0E1F2A3B4C5D', {
+      car_guid: 'A1B2C3D4-E5F6-4A7B-8C9D-0E1F2A3B4C5D', date: '2024-05-15T08:07:01.000000+03:00', type: 2
+    }),
+    is_my: true
+  },
   crumb(45220, 7, '771045', { car_guid: '771045', date: '2024-04-11T16:48:55.000000+03:00', type: 1 })
 ]
 

@@ -51,8 +51,12 @@ export const profileExample = {
 export const Profile = Type.Object({
   uid_client: Uuid,
   client: Client,
-  catalog_cars_view: Type.Array(ProfileBreadcrumb, { description: 'Viewed cars, in the upstream order (newest record first).' }),
-  catalog_cars_favourites: Type.Array(ProfileBreadcrumb, { description: 'Favourite cars, in the upstream order (newest record first).' }),
+  catalog_cars_view: Type.Array(ProfileBreadcrumb, {
+    description: 'Viewed cars, in the upstream order (newest record first).'
+  }),
+  catalog_cars_favourites: Type.Array(ProfileBreadcrumb, {
+    description: 'Favourite cars, in the upstream order (newest record first).'
+  }),
   discount: Nullable(DiscountData),
   contractor: Nullable(Contractor),
   degraded: Type.Array(DegradedSection, {
@@ -64,14 +68,15 @@ export const Profile = Type.Object({
   }),
   stale: Type.Array(StaleSection, {
     uniqueItems: true,
-    description: 'Sections answered from the client\'s last good copy because fresh data could not be had (the passport ' +
-      'or a dealer lookup failed); empty when everything is fresh. The same names come in the `x-stale` header as a ' +
-      'comma list (absent when empty), and `Age` gives the seconds since the oldest of them was fetched.'
+    description: 'Sections answered from the client\'s last good copy because fresh data could not be had (the ' +
+      'passport or a dealer lookup failed); empty when everything is fresh. The same names come in the `x-stale` ' +
+      'header as a comma list (absent when empty), and `Age` gives the seconds since the oldest of them was fetched.'
   })
 }, {
   $id: 'Profile',
   additionalProperties: false,
-  description: "The caller's profile: the passport client and its cars, with the dealer's discount and contractor record.",
+  description: "The caller's profile: the passport client and its cars, with the dealer's discount and contractor " +
+    'record.',
   examples: [
     profileExample,
     { ...profileExample, contractor: null, degraded: ['contractor'], stale: ['discount'] }

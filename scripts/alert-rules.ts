@@ -115,7 +115,8 @@ const upstreamRecords: RecordingRule[] = [
   {
     record: UPSTREAM_P99_RECORD,
     // A refusal of an open breaker takes no time: it would only pull the quantile down.
-    expr: 'histogram_quantile(0.99, sum by (job, operation, le) (rate(bff_upstream_request_duration_seconds_bucket{outcome!="breaker_open"}[5m])))'
+    expr: 'histogram_quantile(0.99, sum by (job, operation, le) ' +
+      '(rate(bff_upstream_request_duration_seconds_bucket{outcome!="breaker_open"}[5m])))'
   }
 ]
 
@@ -128,10 +129,10 @@ const burnAlerts = BURN_RATES.map(({ long, short, factor, severity, for: pending
     for: pending,
     labels: { long_window: long, short_window: short },
     summary: `Profile requests fail at ${factor} times the error budget over ${long}`,
-    description: `{{ $value | humanizePercentage }} of profile answers of {{ $labels.job }} were 5xx (504 included) over the last ${long}, ` +
-      `and still above ${percent(threshold)} over the last ${short}: ${factor} times the ${percent(ERROR_BUDGET)} the ` +
-      `${percent(AVAILABILITY_OBJECTIVE)} objective allows, with ${BURN_MIN_FAILURES} or more failed over ${long}. ` +
-      `At this rate the ${BUDGET_DAYS}-day error budget is gone in ${days} days.`
+    description: '{{ $value | humanizePercentage }} of profile answers of {{ $labels.job }} were 5xx (504 included) ' +
+      `over the last ${long}, and still above ${percent(threshold)} over the last ${short}: ${factor} times the ` +
+      `${percent(ERROR_BUDGET)} the ${percent(AVAILABILITY_OBJECTIVE)} objective allows, with ${BURN_MIN_FAILURES} ` +
+      `or more failed over ${long}. At this rate the ${BUDGET_DAYS}-day error budget is gone in ${days} days.`
   })
 })
 
@@ -141,27 +142,27 @@ const upstreamAlerts: AlertRule[] = [
     expr: 'max by (job, operation) (bff_upstream_breaker_state) > 0',
     for: '5m',
     summary: 'Circuit breaker of {{ $labels.operation }} open for 5 minutes',
-    description: 'The breaker of upstream operation {{ $labels.operation }} has not closed on some instance of {{ $labels.job }} ' +
-      'for 5 minutes (state {{ $value }}: 2 open, 1 half-open). Its calls fail at once with 503 UPSTREAM_UNAVAILABLE ' +
-      '(passport.get_client: the profile fails; dealer.*: profiles lack a section).'
+    description: 'The breaker of upstream operation {{ $labels.operation }} has not closed on some instance of ' +
+      '{{ $labels.job }} for 5 minutes (state {{ $value }}: 2 open, 1 half-open). Its calls fail at once with 503 ' +
+      'UPSTREAM_UNAVAILABLE (passport.get_client: the profile fails; dealer.*: profiles lack a section).'
   }),
   alert('BffUpstreamLatencyNearDeadline', 'warning', {
     expr: `${UPSTREAM_P99_RECORD} > ${NEAR_DEADLINE * UPSTREAM_DEADLINE_S}`,
     for: '10m',
     summary: 'Upstream {{ $labels.operation }} p99 latency near its deadline',
-    description: 'The 99th percentile of {{ $labels.operation }} calls from {{ $labels.job }} is {{ $value | humanizeDuration }} ' +
-      `over 5 minutes, past ${NEAR_DEADLINE * 100}% of the ${UPSTREAM_DEADLINE_S} s deadline (UPSTREAM_TIMEOUT_MS default). ` +
-      'Calls past the deadline fail with 504 UPSTREAM_TIMEOUT.'
+    description: 'The 99th percentile of {{ $labels.operation }} calls from {{ $labels.job }} is ' +
+      `{{ $value | humanizeDuration }} over 5 minutes, past ${NEAR_DEADLINE * 100}% of the ${UPSTREAM_DEADLINE_S} s ` +
+      'deadline (UPSTREAM_TIMEOUT_MS default). Calls past the deadline fail with 504 UPSTREAM_TIMEOUT.'
   }),
   alert('BffUpstreamContractViolations', 'warning', {
     // increase() misses a series' first samples; the second term catches a path that newly appeared.
-    expr: `sum by (job, operation, path) (increase(bff_upstream_contract_violations_total[15m])) > 0
-or
-sum by (job, operation, path) (bff_upstream_contract_violations_total unless bff_upstream_contract_violations_total offset 15m) > 0`,
+    expr: 'sum by (job, operation, path) (increase(bff_upstream_contract_violations_total[15m])) > 0\nor\n' +
+      'sum by (job, operation, path) ' +
+      '(bff_upstream_contract_violations_total unless bff_upstream_contract_violations_total offset 15m) > 0',
     summary: 'Upstream {{ $labels.operation }} answers break the schema at {{ $labels.path }}',
-    description: 'About {{ $value | printf "%.0f" }} answers of {{ $labels.operation }} to {{ $labels.job }} in the last 15 minutes ' +
-      'did not match the schema at {{ $labels.path }}: the upstream changed shape. Such answers are refused ' +
-      '(502 UPSTREAM_BAD_RESPONSE, or a profile without the section).'
+    description: 'About {{ $value | printf "%.0f" }} answers of {{ $labels.operation }} to {{ $labels.job }} in the ' +
+      'last 15 minutes did not match the schema at {{ $labels.path }}: the upstream changed shape. Such answers are ' +
+      'refused (502 UPSTREAM_BAD_RESPONSE, or a profile without the section).'
   })
 ]
 
@@ -170,21 +171,21 @@ const instanceAlerts: AlertRule[] = [
     expr: 'rate(bff_rate_limit_store_failures_total[5m])\nand on (job, instance)\nbff_redis_up == 0',
     for: '5m',
     summary: 'Instance {{ $labels.instance }} cannot reach the shared Redis',
-    description: '{{ $labels.instance }} of {{ $labels.job }} has not reached Redis for 5 minutes; its rate limits fail open ' +
-      '({{ $value | printf "%.2f" }} checks/s skipped) and count nothing across instances.'
+    description: '{{ $labels.instance }} of {{ $labels.job }} has not reached Redis for 5 minutes; its rate limits ' +
+      'fail open ({{ $value | printf "%.2f" }} checks/s skipped) and count nothing across instances.'
   }),
   alert('BffLoadShedding', 'warning', {
     expr: 'sum by (job, instance) (rate(bff_load_shed_requests_total[5m])) > 0',
     for: '5m',
     summary: 'Instance {{ $labels.instance }} sheds load',
-    description: '{{ $labels.instance }} of {{ $labels.job }} has refused {{ $value | printf "%.2f" }} requests/s with 503 ' +
-      'SERVICE_UNAVAILABLE for 5 minutes: its event loop lags (or memory is past its bound).'
+    description: '{{ $labels.instance }} of {{ $labels.job }} has refused {{ $value | printf "%.2f" }} requests/s ' +
+      'with 503 SERVICE_UNAVAILABLE for 5 minutes: its event loop lags (or memory is past its bound).'
   }),
   alert('BffInstanceRestarted', 'warning', {
     expr: 'changes(process_start_time_seconds[30m]) > 0',
     summary: 'Instance {{ $labels.instance }} restarted',
-    description: '{{ $labels.instance }} of {{ $labels.job }} started anew {{ $value }} time(s) in the last 30 minutes ' +
-      '(a crash, an out-of-memory kill or a failed liveness probe); requests in flight then were lost.'
+    description: '{{ $labels.instance }} of {{ $labels.job }} started anew {{ $value }} time(s) in the last 30 ' +
+      'minutes (a crash, an out-of-memory kill or a failed liveness probe); requests in flight then were lost.'
   })
 ]
 
@@ -197,16 +198,18 @@ sum by (job) (rate(bff_http_requests_total{${PROFILE}}[5m]))
 > ${STALE_PASSPORT_SHARE}`,
     for: '15m',
     summary: 'Profiles answered from last-known copies',
-    description: '{{ $value | humanizePercentage }} of profile answers of {{ $labels.job }} over 5 minutes carried a stale passport ' +
-      `(x-stale), above ${percent(STALE_PASSPORT_SHARE)} for 15 minutes: the passport upstream fails, and clients see their ` +
-      'last good profile (up to PROFILE_STALE_IF_ERROR_S old) instead of an error. These answers do not burn the error budget.'
+    description: '{{ $value | humanizePercentage }} of profile answers of {{ $labels.job }} over 5 minutes carried a ' +
+      `stale passport (x-stale), above ${percent(STALE_PASSPORT_SHARE)} for 15 minutes: the passport upstream fails, ` +
+      'and clients see their last good profile (up to PROFILE_STALE_IF_ERROR_S old) instead of an error. These ' +
+      'answers do not burn the error budget.'
   }),
   alert('BffProfileCopyDecryptFailures', 'warning', {
     expr: 'sum by (job) (increase(bff_profile_copy_decrypt_failures_total[15m])) > 0',
     summary: 'Last-known profile copies in Redis cannot be decrypted',
-    description: 'About {{ $value | printf "%.0f" }} last-known copies read by {{ $labels.job }} in the last 15 minutes were opened by ' +
-      'no PROFILE_CACHE_KEY: a key was removed while copies it encrypted live on (or the copies were tampered with). ' +
-      'Each counts as a miss: a failing upstream then gives those clients an error instead of their last profile.'
+    description: 'About {{ $value | printf "%.0f" }} last-known copies read by {{ $labels.job }} in the last 15 ' +
+      'minutes were opened by no PROFILE_CACHE_KEY: a key was removed while copies it encrypted live on (or the ' +
+      'copies were tampered with). Each counts as a miss: a failing upstream then gives those clients an error ' +
+      'instead of their last profile.'
   })
 ]
 
@@ -216,27 +219,28 @@ const keySetAlerts: AlertRule[] = [
     expr: `sum by (job, instance) (increase(bff_auth_jwks_refresh_failures_total[${2 * KEY_SET_REFRESH_S / 60}m])) > 0`,
     for: '15m',
     summary: 'Instance {{ $labels.instance }} fails to refresh the identity provider\'s key set',
-    description: '{{ $labels.instance }} of {{ $labels.job }} failed about {{ $value | printf "%.0f" }} refreshes of AUTH_JWKS_URL in the ' +
-      `last ${2 * KEY_SET_REFRESH_S / 60} minutes, and has kept failing for 15 minutes. The last good key set keeps serving; ` +
-      'tokens signed with a key the provider has rotated in since are refused (401).'
+    description: '{{ $labels.instance }} of {{ $labels.job }} failed about {{ $value | printf "%.0f" }} refreshes of ' +
+      `AUTH_JWKS_URL in the last ${2 * KEY_SET_REFRESH_S / 60} minutes, and has kept failing for 15 minutes. The ` +
+      'last good key set keeps serving; tokens signed with a key the provider has rotated in since are refused (401).'
   }),
   alert('BffAuthKeySetStale', 'warning', {
     // A set loaded long ago is normal when the provider's Cache-Control asks for rare refreshes: only with failures.
-    expr: `(time() - bff_auth_jwks_last_load_timestamp_seconds > ${KEY_SET_MAX_AGE_S} and bff_auth_jwks_last_load_timestamp_seconds > 0)
-and on (job, instance)
-increase(bff_auth_jwks_refresh_failures_total[${KEY_SET_MAX_AGE_S / 60}m]) > 0`,
+    expr: `(time() - bff_auth_jwks_last_load_timestamp_seconds > ${KEY_SET_MAX_AGE_S} and ` +
+      'bff_auth_jwks_last_load_timestamp_seconds > 0)\nand on (job, instance)\n' +
+      `increase(bff_auth_jwks_refresh_failures_total[${KEY_SET_MAX_AGE_S / 60}m]) > 0`,
     summary: 'Instance {{ $labels.instance }} verifies tokens with an old key set',
-    description: '{{ $labels.instance }} of {{ $labels.job }} last loaded the AUTH_JWKS_URL key set {{ $value | humanizeDuration }} ago ' +
-      `(over ${KEY_SET_MAX_AGE_S / 3600} h), and its refreshes since have failed. Keys the provider added since are unknown to it: ` +
-      'their tokens are refused (401); keys it removed are still accepted.'
+    description: '{{ $labels.instance }} of {{ $labels.job }} last loaded the AUTH_JWKS_URL key set ' +
+      `{{ $value | humanizeDuration }} ago (over ${KEY_SET_MAX_AGE_S / 3600} h), and its refreshes since have ` +
+      'failed. Keys the provider added since are unknown to it: their tokens are refused (401); keys it removed are ' +
+      'still accepted.'
   }),
   alert('BffAuthKeySetEmpty', 'critical', {
     expr: 'bff_auth_jwks_keys == 0',
     for: '5m',
     summary: 'Instance {{ $labels.instance }} has no key to verify tokens with',
-    description: '{{ $labels.instance }} of {{ $labels.job }} has held {{ $value }} usable keys of AUTH_JWKS_URL for 5 minutes: ' +
-      'it has never loaded the key set. It answers every authenticated request with 503 and reports itself not ready; ' +
-      'if every instance is so, no profile is served.'
+    description: '{{ $labels.instance }} of {{ $labels.job }} has held {{ $value }} usable keys of AUTH_JWKS_URL for ' +
+      '5 minutes: it has never loaded the key set. It answers every authenticated request with 503 and reports ' +
+      'itself not ready; if every instance is so, no profile is served.'
   })
 ]
 

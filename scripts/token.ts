@@ -53,7 +53,8 @@ function readJwk (path: string, problems: string[]): PrivateJwk | undefined {
   try {
     jwk = JSON.parse(readFileSync(path, 'utf8'))
   } catch (error) {
-    problems.push((error as NodeJS.ErrnoException).code === 'ENOENT' ? `--jwk: no file ${path}` : '--jwk: the file is not a JSON Web Key (JSON)')
+    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT'
+    problems.push(missing ? `--jwk: no file ${path}` : '--jwk: the file is not a JSON Web Key (JSON)')
     return undefined
   }
   try {
@@ -69,10 +70,16 @@ function readJwk (path: string, problems: string[]): PrivateJwk | undefined {
 function secretProblems (secret: string | undefined, env: Record<string, string | undefined>): string[] {
   if (secret === undefined || secret === '') {
     return ['AUTH_JWT_SECRET is not set (in the environment or in .env)' +
-      (env.AUTH_JWT_PUBLIC_KEY === undefined ? '' : '; a service verifying with AUTH_JWT_PUBLIC_KEY needs tokens from its own issuer') +
-      (env.AUTH_JWKS_URL === undefined ? '' : '; for a service verifying with AUTH_JWKS_URL, sign with a private key of its set: --jwk FILE')]
+      (env.AUTH_JWT_PUBLIC_KEY === undefined
+        ? ''
+        : '; a service verifying with AUTH_JWT_PUBLIC_KEY needs tokens from its own issuer') +
+      (env.AUTH_JWKS_URL === undefined
+        ? ''
+        : '; for a service verifying with AUTH_JWKS_URL, sign with a private key of its set: --jwk FILE')]
   }
-  if (secret.length < MIN_SECRET_LENGTH) return [`AUTH_JWT_SECRET is shorter than ${MIN_SECRET_LENGTH} characters, so the service refuses it`]
+  if (secret.length < MIN_SECRET_LENGTH) {
+    return [`AUTH_JWT_SECRET is shorter than ${MIN_SECRET_LENGTH} characters, so the service refuses it`]
+  }
   return []
 }
 
@@ -122,7 +129,10 @@ export function runTokenCli (
   const secret = signing.AUTH_JWT_SECRET
   const maxAge = signing.AUTH_JWT_MAX_AGE_S === undefined ? DEFAULT_MAX_AGE_S : Number(signing.AUTH_JWT_MAX_AGE_S)
   if (!Number.isSafeInteger(maxAge) || maxAge < 1) problems.push('AUTH_JWT_MAX_AGE_S is not a whole number of seconds')
-  else if (ttlSeconds > maxAge) problems.push(`--ttl is longer than AUTH_JWT_MAX_AGE_S (${maxAge}s): the service would refuse the token before it expires`)
+  else if (ttlSeconds > maxAge) {
+    problems.push(`--ttl is longer than AUTH_JWT_MAX_AGE_S (${maxAge}s): ` +
+      'the service would refuse the token before it expires')
+  }
   // With --jwk the key file decides; AUTH_JWT_SECRET, set or not, plays no part.
   if (values.jwk === undefined) problems.push(...secretProblems(secret, env))
   const key = values.jwk === undefined ? secret : jwk

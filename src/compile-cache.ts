@@ -24,7 +24,11 @@ async function main (): Promise<void> {
     process.exit(1)
   }
   const self = fileURLToPath(import.meta.url)
-  const files = [...typeScriptFiles(join(ROOT, 'src')), ...typeScriptFiles(join(ROOT, 'schemas')), ...process.argv.slice(2).map(file => resolve(file))]
+  const files = [
+    ...typeScriptFiles(join(ROOT, 'src')),
+    ...typeScriptFiles(join(ROOT, 'schemas')),
+    ...process.argv.slice(2).map(file => resolve(file))
+  ]
     .filter(file => file !== self)
   // Importing is what compiles a module: none of ours acts at import (the entries act only as main).
   for (const file of files) await import(pathToFileURL(file).href)

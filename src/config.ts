@@ -18,27 +18,89 @@ const Secret = (description: string) => Type.String({ minLength: 1, description 
 export const ConfigSchema = Type.Object({
   HOST: Type.String({ minLength: 1, default: '0.0.0.0', description: 'Address the front listens on.' }),
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000, description: 'Port the front listens on.' }),
-  UPSTREAM_URL: Type.String({ pattern: '^https?://[^\\s/?#]+[^\\s?#]*$', description: 'Base URL of the upstream operations (https, no query; http only to the loopback or with UPSTREAM_ALLOW_HTTP).' }),
-  UPSTREAM_ALLOW_HTTP: Type.Boolean({ default: false, description: 'Allows an http:// UPSTREAM_URL to a host other than the loopback, sending the upstream keys in clear text (only for a network that encrypts on its own, such as a service mesh).' }),
+  UPSTREAM_URL: Type.String({
+    pattern: '^https?://[^\\s/?#]+[^\\s?#]*$',
+    description: 'Base URL of the upstream operations (https, no query; http only to the loopback or with ' +
+      'UPSTREAM_ALLOW_HTTP).'
+  }),
+  UPSTREAM_ALLOW_HTTP: Type.Boolean({
+    default: false,
+    description: 'Allows an http:// UPSTREAM_URL to a host other than the loopback, sending the upstream keys in ' +
+      'clear text (only for a network that encrypts on its own, such as a service mesh).'
+  }),
   PASSPORT_API_KEY: Secret('x-authorization value for /bc_passport/*.'),
   DEALER_API_KEY: Secret('x-authorization value for /bc_api_web_service/*.'),
-  AUTH_JWT_SECRET: Type.Optional(Type.String({ minLength: 32, description: 'HS256 secret that verifies callers\' tokens (32 characters or more).' })),
-  AUTH_JWT_PUBLIC_KEY: Type.Optional(Type.String({ pattern: '-----BEGIN PUBLIC KEY-----', description: 'RS256/ES256 public key in PEM that verifies callers\' tokens.' })),
-  AUTH_JWKS_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s/?#]+[^\\s#]*$', description: 'The identity provider\'s JSON Web Key Set URL (https; http only to the loopback): tokens are verified with the published key their `kid` names (RS256/PS256, ES256, EdDSA), refreshed without a restart. Set AUTH_JWT_ISSUER and AUTH_JWT_AUDIENCE with it.' })),
-  AUTH_JWKS_REFRESH_S: Type.Integer({ minimum: 1, maximum: 86_400, default: 300, description: 'How often the key set of AUTH_JWKS_URL is refreshed in the background (less often when its Cache-Control max-age says so); a token with an unknown `kid` may trigger one early refresh per cooldown (30 s, or this when shorter).' }),
-  AUTH_JWT_ISSUER: Type.Optional(Type.String({ minLength: 1, description: 'When set, a caller\'s token must carry exactly this `iss` claim (strongly recommended: refuses tokens of other issuers sharing the key).' })),
-  AUTH_JWT_AUDIENCE: Type.Optional(Type.String({ minLength: 1, description: 'When set, a caller\'s token must carry this `aud` claim (strongly recommended: refuses ID, refresh and other services\' tokens of the same issuer).' })),
-  AUTH_JWT_MAX_AGE_S: Type.Integer({ minimum: 60, maximum: 30 * 86_400, default: 86_400, description: 'Longest accepted token lifetime, counted from its `iat`: an older token is refused whatever its `exp`.' }),
-  CONSOLE_API_KEY: Type.Optional(Type.String({ minLength: 16, description: 'Opens POST /request-console (operator `console` in the audit log); unset with CONSOLE_API_KEYS, the route answers 404.' })),
+  AUTH_JWT_SECRET: Type.Optional(Type.String({
+    minLength: 32,
+    description: 'HS256 secret that verifies callers\' tokens (32 characters or more).'
+  })),
+  AUTH_JWT_PUBLIC_KEY: Type.Optional(Type.String({
+    pattern: '-----BEGIN PUBLIC KEY-----',
+    description: 'RS256/ES256 public key in PEM that verifies callers\' tokens.'
+  })),
+  AUTH_JWKS_URL: Type.Optional(Type.String({
+    pattern: '^https?://[^\\s/?#]+[^\\s#]*$',
+    description: 'The identity provider\'s JSON Web Key Set URL (https; http only to the loopback): tokens are ' +
+      'verified with the published key their `kid` names (RS256/PS256, ES256, EdDSA), refreshed without a restart. ' +
+      'Set AUTH_JWT_ISSUER and AUTH_JWT_AUDIENCE with it.'
+  })),
+  AUTH_JWKS_REFRESH_S: Type.Integer({
+    minimum: 1,
+    maximum: 86_400,
+    default: 300,
+    description: 'How often the key set of AUTH_JWKS_URL is refreshed in the background (less often when its ' +
+      'Cache-Control max-age says so); a token with an unknown `kid` may trigger one early refresh per cooldown ' +
+      '(30 s, or this when shorter).'
+  }),
+  AUTH_JWT_ISSUER: Type.Optional(Type.String({
+    minLength: 1,
+    description: 'When set, a caller\'s token must carry exactly this `iss` claim (strongly recommended: refuses ' +
+      'tokens of other issuers sharing the key).'
+  })),
+  AUTH_JWT_AUDIENCE: Type.Optional(Type.String({
+    minLength: 1,
+    description: 'When set, a caller\'s token must carry this `aud` claim (strongly recommended: refuses ID, refresh ' +
+      'and other services\' tokens of the same issuer).'
+  })),
+  AUTH_JWT_MAX_AGE_S: Type.Integer({
+    minimum: 60,
+    maximum: 30 * 86_400,
+    default: 86_400,
+    description: 'Longest accepted token lifetime, counted from its `iat`: an older token is refused whatever its ' +
+      '`exp`.'
+  }),
+  CONSOLE_API_KEY: Type.Optional(Type.String({
+    minLength: 16,
+    description: 'Opens POST /request-console (operator `console` in the audit log); unset with CONSOLE_API_KEYS, ' +
+      'the route answers 404.'
+  })),
   CONSOLE_API_KEYS: Type.Optional(Type.String({
     pattern: '^\\s*[A-Za-z0-9_.-]{1,64}:[^,\\s]{16,}\\s*(,\\s*[A-Za-z0-9_.-]{1,64}:[^,\\s]{16,}\\s*)*$',
-    description: 'Console keys per operator, a comma list of name:key (names of letters, digits, _ . -; keys of 16+ characters without commas or spaces); the audit log names the operator.'
+    description: 'Console keys per operator, a comma list of name:key (names of letters, digits, _ . -; keys of 16+ ' +
+      'characters without commas or spaces); the audit log names the operator.'
   })),
   UPSTREAM_TIMEOUT_MS: Millis(5000, 'One upstream exchange, redirects included.'),
   PROFILE_TIMEOUT_MS: Millis(8000, 'The whole profile request, all upstream calls included.'),
-  UPSTREAM_MAX_BODY_BYTES: Type.Integer({ minimum: 1024, maximum: 64 * 1024 * 1024, default: 1024 * 1024, description: 'Largest upstream answer read; a larger one is a bad response.' }),
-  UPSTREAM_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 1024, default: 128, description: 'Keep-alive connections per upstream origin.' }),
-  UPSTREAM_BREAKER_FAILURE_RATE: Type.Integer({ minimum: 1, maximum: 99, default: 50, description: 'Percent of one upstream operation\'s calls in the window that must fail (no answer, a full-deadline timeout, 5xx, a bad redirect), more than which its circuit breaker opens; while open, calls fail at once with 503.' }),
+  UPSTREAM_MAX_BODY_BYTES: Type.Integer({
+    minimum: 1024,
+    maximum: 64 * 1024 * 1024,
+    default: 1024 * 1024,
+    description: 'Largest upstream answer read; a larger one is a bad response.'
+  }),
+  UPSTREAM_CONNECTIONS: Type.Integer({
+    minimum: 1,
+    maximum: 1024,
+    default: 128,
+    description: 'Keep-alive connections per upstream origin.'
+  }),
+  UPSTREAM_BREAKER_FAILURE_RATE: Type.Integer({
+    minimum: 1,
+    maximum: 99,
+    default: 50,
+    description: 'Percent of one upstream operation\'s calls in the window that must fail (no answer, a ' +
+      'full-deadline timeout, 5xx, a bad redirect), more than which its circuit breaker opens; while open, calls ' +
+      'fail at once with 503.'
+  }),
   UPSTREAM_BREAKER_MIN_CALLS: Type.Integer({
     minimum: 1,
     maximum: 10_000,
@@ -46,40 +108,132 @@ export const ConfigSchema = Type.Object({
     description: 'Calls of one upstream operation the window must hold before its failure rate can open the breaker; ' +
       'one caller\'s failures count for at most the failure rate of half of them (5 by default).'
   }),
-  UPSTREAM_BREAKER_WINDOW_MS: Type.Integer({ minimum: 1000, maximum: 600_000, default: 10_000, description: 'The sliding window over which an upstream operation\'s failure rate is measured.' }),
+  UPSTREAM_BREAKER_WINDOW_MS: Type.Integer({
+    minimum: 1000,
+    maximum: 600_000,
+    default: 10_000,
+    description: 'The sliding window over which an upstream operation\'s failure rate is measured.'
+  }),
   UPSTREAM_BREAKER_HALF_OPEN_MS: Millis(10_000, 'How long an open circuit breaker refuses calls before probe calls ' +
     '(one at a time, one per caller a round) may close it.'),
-  METRICS_API_KEY: Type.Optional(Type.String({ minLength: 16, description: 'Turns on GET /metrics, scraped with Authorization: Bearer <key>; unset, metrics are off and the route answers 404.' })),
-  SHUTDOWN_GRACE_MS: Millis(10_000, 'On SIGTERM, how long in-flight requests may take to finish before the process is stopped.'),
+  METRICS_API_KEY: Type.Optional(Type.String({
+    minLength: 16,
+    description: 'Turns on GET /metrics, scraped with Authorization: Bearer <key>; unset, metrics are off and the ' +
+      'route answers 404.'
+  })),
+  SHUTDOWN_GRACE_MS: Millis(10_000, 'On SIGTERM, how long in-flight requests may take to finish before the process ' +
+    'is stopped.'),
   RATE_LIMIT_PROFILE_PER_MINUTE: PerMinute(120, 'Profile requests per client (token sub) per minute.'),
   RATE_LIMIT_CONSOLE_PER_MINUTE: PerMinute(30, 'Console requests per caller address per minute.'),
-  RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: PerMinute(30, 'Refused credentials (401) per caller address per minute; past it, refused credentials get 429 (a valid credential is always served).'),
-  TRUST_PROXY: Type.Optional(Type.String({ description: 'Balancers whose X-Forwarded-For is believed: `true` (every peer) or a comma list of addresses, CIDRs or loopback/linklocal/uniquelocal; unset, the peer address is the client.' })),
+  RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: PerMinute(30, 'Refused credentials (401) per caller address per minute; past ' +
+    'it, refused credentials get 429 (a valid credential is always served).'),
+  TRUST_PROXY: Type.Optional(Type.String({
+    description: 'Balancers whose X-Forwarded-For is believed: `true` (every peer) or a comma list of addresses, ' +
+      'CIDRs or loopback/linklocal/uniquelocal; unset, the peer address is the client.'
+  })),
   REDIS_URL: Type.Optional(Type.String({
     pattern: '^rediss?://',
     description: 'Redis shared by every instance (redis:// or rediss://) for the rate-limit counters and, with ' +
       'PROFILE_CACHE_KEY, the last-known profiles; unset, each instance counts and keeps copies in memory.'
   })),
-  CORS_ORIGINS: Type.Optional(Type.String({ pattern: '^https?://[^/\\s,]+(\\s*,\\s*https?://[^/\\s,]+)*$', description: 'Comma list of exact browser origins (scheme://host[:port]) allowed by CORS; unset, CORS is off.' })),
-  COMPRESSION: Type.Enum(['on', 'off'], { default: 'on', description: '`on`: answers of 1 KiB or more are compressed (br, gzip) by the caller\'s Accept-Encoding; `off`: sent as they are, for an ingress that compresses.' }),
+  CORS_ORIGINS: Type.Optional(Type.String({
+    pattern: '^https?://[^/\\s,]+(\\s*,\\s*https?://[^/\\s,]+)*$',
+    description: 'Comma list of exact browser origins (scheme://host[:port]) allowed by CORS; unset, CORS is off.'
+  })),
+  COMPRESSION: Type.Enum(['on', 'off'], {
+    default: 'on',
+    description: '`on`: answers of 1 KiB or more are compressed (br, gzip) by the caller\'s Accept-Encoding; `off`: ' +
+      'sent as they are, for an ingress that compresses.'
+  }),
   SERVER_HEADERS_TIMEOUT_MS: Millis(10_000, 'Time a client has to send the request headers.'),
-  SERVER_REQUEST_TIMEOUT_MS: Millis(15_000, 'Time a client has to send the whole request, body included (not the time to answer it).'),
-  SERVER_CONNECTION_TIMEOUT_MS: Millis(20_000, 'Socket inactivity allowed, handling time included; raised to exceed PROFILE_TIMEOUT_MS and UPSTREAM_TIMEOUT_MS when shorter.'),
-  SERVER_KEEP_ALIVE_TIMEOUT_MS: Millis(72_000, 'Idle keep-alive connection lifetime; above the balancer\'s idle timeout (often 60 s).'),
-  SERVER_MAX_REQUESTS_PER_SOCKET: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0, description: 'Requests served on one connection before it is closed; 0 is no limit.' }),
-  SERVER_BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 1024 * 1024, default: 16 * 1024, description: 'Largest request body of a route without its own limit (the console has 16 KiB).' }),
-  UNDER_PRESSURE_MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 1000, description: 'Mean event loop delay above which requests are shed with 503; 0 is off.' }),
-  UNDER_PRESSURE_MAX_HEAP_USED_MB: Type.Integer({ minimum: 0, maximum: 1024 * 1024, default: 0, description: 'Heap used (MiB) above which requests are shed with 503; 0 is off.' }),
-  UNDER_PRESSURE_MAX_RSS_MB: Type.Integer({ minimum: 0, maximum: 1024 * 1024, default: 0, description: 'Resident set size (MiB) above which requests are shed with 503; 0 is off.' }),
-  UNDER_PRESSURE_SAMPLE_INTERVAL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 1000, description: 'How often event loop delay and memory are sampled for load shedding.' }),
-  REDIS_KEY_PREFIX: Type.String({ pattern: '^[A-Za-z0-9:_.-]{1,64}$', default: 'dealer-bff:rl:', description: 'Prefix of every rate-limit key in Redis (letters, digits, `:_.-`), so several services can share one Redis.' }),
-  REDIS_TIMEOUT_MS: Type.Integer({ minimum: 10, maximum: 5000, default: 100, description: 'Longest wait for one Redis command; past it the limit fails open and the request is served.' }),
-  REDIS_CONNECT_TIMEOUT_MS: Millis(1000, 'Longest wait for a connection to Redis, at start-up too, before retrying in the background (requests never wait for it).'),
-  PROFILE_STALE_IF_ERROR_S: Type.Integer({ minimum: 0, maximum: 30 * 86_400, default: 86_400, description: 'How old (seconds) a client\'s last good profile may be and still be answered when fresh data cannot be had (passport failure other than not-found, a dealer section failing); 0 turns last-known profiles off.' }),
-  PROFILE_FRESH_S: Type.Integer({ minimum: 0, maximum: 86_400, default: 0, description: 'A last-known profile younger than this (seconds) is answered without calling the upstream (bursts at app start); 0 is off. Each client then sees changes up to this late.' }),
-  PROFILE_CACHE_MAX_BYTES: Type.Integer({ minimum: 65_536, maximum: 1024 * 1024 * 1024, default: 16 * 1024 * 1024, description: 'Bound of the in-process store of last-known profiles (compressed bytes; least recently used out first).' }),
-  PROFILE_CACHE_KEY: Type.Optional(Type.String({ pattern: '^\\s*[A-Za-z0-9+/=_-]{43,44}\\s*(,\\s*[A-Za-z0-9+/=_-]{43,44}\\s*)*$', description: '32 random bytes in base64 (a comma list rotates: the first encrypts and names, all decrypt); with REDIS_URL, last-known profiles live in Redis, AES-256-GCM encrypted, under HMAC key names.' })),
-  PROFILE_CACHE_REDIS_PREFIX: Type.String({ pattern: '^[A-Za-z0-9:_.-]{1,64}$', default: 'dealer-bff:lk:', description: 'Prefix of every last-known profile key in Redis (letters, digits, `:_.-`).' }),
+  SERVER_REQUEST_TIMEOUT_MS: Millis(15_000, 'Time a client has to send the whole request, body included (not the ' +
+    'time to answer it).'),
+  SERVER_CONNECTION_TIMEOUT_MS: Millis(20_000, 'Socket inactivity allowed, handling time included; raised to exceed ' +
+    'PROFILE_TIMEOUT_MS and UPSTREAM_TIMEOUT_MS when shorter.'),
+  SERVER_KEEP_ALIVE_TIMEOUT_MS: Millis(72_000, 'Idle keep-alive connection lifetime; above the balancer\'s idle ' +
+    'timeout (often 60 s).'),
+  SERVER_MAX_REQUESTS_PER_SOCKET: Type.Integer({
+    minimum: 0,
+    maximum: 1_000_000,
+    default: 0,
+    description: 'Requests served on one connection before it is closed; 0 is no limit.'
+  }),
+  SERVER_BODY_LIMIT_BYTES: Type.Integer({
+    minimum: 1024,
+    maximum: 1024 * 1024,
+    default: 16 * 1024,
+    description: 'Largest request body of a route without its own limit (the console has 16 KiB).'
+  }),
+  UNDER_PRESSURE_MAX_EVENT_LOOP_DELAY_MS: Type.Integer({
+    minimum: 0,
+    maximum: 60_000,
+    default: 1000,
+    description: 'Mean event loop delay above which requests are shed with 503; 0 is off.'
+  }),
+  UNDER_PRESSURE_MAX_HEAP_USED_MB: Type.Integer({
+    minimum: 0,
+    maximum: 1024 * 1024,
+    default: 0,
+    description: 'Heap used (MiB) above which requests are shed with 503; 0 is off.'
+  }),
+  UNDER_PRESSURE_MAX_RSS_MB: Type.Integer({
+    minimum: 0,
+    maximum: 1024 * 1024,
+    default: 0,
+    description: 'Resident set size (MiB) above which requests are shed with 503; 0 is off.'
+  }),
+  UNDER_PRESSURE_SAMPLE_INTERVAL_MS: Type.Integer({
+    minimum: 10,
+    maximum: 60_000,
+    default: 1000,
+    description: 'How often event loop delay and memory are sampled for load shedding.'
+  }),
+  REDIS_KEY_PREFIX: Type.String({
+    pattern: '^[A-Za-z0-9:_.-]{1,64}$',
+    default: 'dealer-bff:rl:',
+    description: 'Prefix of every rate-limit key in Redis (letters, digits, `:_.-`), so several services can share ' +
+      'one Redis.'
+  }),
+  REDIS_TIMEOUT_MS: Type.Integer({
+    minimum: 10,
+    maximum: 5000,
+    default: 100,
+    description: 'Longest wait for one Redis command; past it the limit fails open and the request is served.'
+  }),
+  REDIS_CONNECT_TIMEOUT_MS: Millis(1000, 'Longest wait for a connection to Redis, at start-up too, before retrying ' +
+    'in the background (requests never wait for it).'),
+  PROFILE_STALE_IF_ERROR_S: Type.Integer({
+    minimum: 0,
+    maximum: 30 * 86_400,
+    default: 86_400,
+    description: 'How old (seconds) a client\'s last good profile may be and still be answered when fresh data ' +
+      'cannot be had (passport failure other than not-found, a dealer section failing); 0 turns last-known profiles ' +
+      'off.'
+  }),
+  PROFILE_FRESH_S: Type.Integer({
+    minimum: 0,
+    maximum: 86_400,
+    default: 0,
+    description: 'A last-known profile younger than this (seconds) is answered without calling the upstream (bursts ' +
+      'at app start); 0 is off. Each client then sees changes up to this late.'
+  }),
+  PROFILE_CACHE_MAX_BYTES: Type.Integer({
+    minimum: 65_536,
+    maximum: 1024 * 1024 * 1024,
+    default: 16 * 1024 * 1024,
+    description: 'Bound of the in-process store of last-known profiles (compressed bytes; least recently used out ' +
+      'first).'
+  }),
+  PROFILE_CACHE_KEY: Type.Optional(Type.String({
+    pattern: '^\\s*[A-Za-z0-9+/=_-]{43,44}\\s*(,\\s*[A-Za-z0-9+/=_-]{43,44}\\s*)*$',
+    description: '32 random bytes in base64 (a comma list rotates: the first encrypts and names, all decrypt); with ' +
+      'REDIS_URL, last-known profiles live in Redis, AES-256-GCM encrypted, under HMAC key names.'
+  })),
+  PROFILE_CACHE_REDIS_PREFIX: Type.String({
+    pattern: '^[A-Za-z0-9:_.-]{1,64}$',
+    default: 'dealer-bff:lk:',
+    description: 'Prefix of every last-known profile key in Redis (letters, digits, `:_.-`).'
+  }),
   MIN_APP_VERSION: Type.Optional(Type.String({
     ...AppVersion,
     description: 'Oldest app version served (semver, such as 2.14.0): a request whose x-app-version is older gets ' +
@@ -90,7 +244,10 @@ export const ConfigSchema = Type.Object({
     description: 'Language of error messages (`ru` or `en`) for a caller whose Accept-Language names neither, ' +
       'or who sends none.'
   }),
-  LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info', description: 'pino log level.' })
+  LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+    default: 'info',
+    description: 'pino log level.'
+  })
 })
 
 export type Config = Static<typeof ConfigSchema>
@@ -141,7 +298,8 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
   { dotenv = false }: LoadConfigOptions = {}): Config {
   const file = dotenv === false ? {} : readEnvFile(dotenv === true ? '.env' : dotenv.path)
   // One merged view, so every check below (the one-of rule too) sees the variables of the file.
-  const data = Object.fromEntries(Object.entries({ ...file, ...env }).filter(([, value]) => value !== undefined && value !== ''))
+  const data = Object.fromEntries(Object.entries({ ...file, ...env })
+    .filter(([, value]) => value !== undefined && value !== ''))
   const problems: string[] = []
   let config: Config | undefined
   try {
@@ -154,7 +312,8 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
   }
   problems.push(...verificationKeyProblems(data))
   if (data.TRUST_PROXY !== undefined && trustProxySetting(data.TRUST_PROXY) === undefined) {
-    problems.push('TRUST_PROXY must be true, false, or a comma list of addresses, CIDRs or loopback/linklocal/uniquelocal')
+    problems.push('TRUST_PROXY must be true, false, or a comma list of addresses, CIDRs or ' +
+      'loopback/linklocal/uniquelocal')
   }
   if (config !== undefined) {
     problems.push(...serverTimeoutProblems(config), ...consoleKeyProblems(config), ...upstreamUrlProblems(config),
@@ -172,7 +331,8 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
  * an operator who set one of these expects it to act: naming it beats silently running without it.
  */
 const RETIRED: Record<string, string> = {
-  UPSTREAM_BREAKER_THRESHOLD: 'the breaker opens on a failure rate: set UPSTREAM_BREAKER_FAILURE_RATE, UPSTREAM_BREAKER_MIN_CALLS and UPSTREAM_BREAKER_WINDOW_MS'
+  UPSTREAM_BREAKER_THRESHOLD: 'the breaker opens on a failure rate: set UPSTREAM_BREAKER_FAILURE_RATE, ' +
+    'UPSTREAM_BREAKER_MIN_CALLS and UPSTREAM_BREAKER_WINDOW_MS'
 }
 
 const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal'])
@@ -211,7 +371,9 @@ function verificationKeyProblems (data: Record<string, string | undefined>): str
 function serverTimeoutProblems (config: Config): string[] {
   const problems: string[] = []
   // Node refuses a headers timeout beyond the request timeout.
-  if (config.SERVER_HEADERS_TIMEOUT_MS > config.SERVER_REQUEST_TIMEOUT_MS) problems.push('SERVER_HEADERS_TIMEOUT_MS must not exceed SERVER_REQUEST_TIMEOUT_MS')
+  if (config.SERVER_HEADERS_TIMEOUT_MS > config.SERVER_REQUEST_TIMEOUT_MS) {
+    problems.push('SERVER_HEADERS_TIMEOUT_MS must not exceed SERVER_REQUEST_TIMEOUT_MS')
+  }
   return problems
 }
 
@@ -235,7 +397,9 @@ function consoleKeyProblems (config: Config): string[] {
   const names = config.CONSOLE_API_KEY === undefined ? pairs : ['console', ...pairs]
   const keys = [...consoleOperators(config).values()]
   const problems: string[] = []
-  if (new Set(names).size !== names.length) problems.push('CONSOLE_API_KEYS names an operator twice (CONSOLE_API_KEY is the operator "console")')
+  if (new Set(names).size !== names.length) {
+    problems.push('CONSOLE_API_KEYS names an operator twice (CONSOLE_API_KEY is the operator "console")')
+  }
   if (new Set(keys).size !== keys.length) problems.push('CONSOLE_API_KEYS gives two operators the same key')
   return problems
 }
@@ -243,7 +407,8 @@ function consoleKeyProblems (config: Config): string[] {
 /** True for the local machine: an http:// upstream there never crosses a network. */
 function isLoopback (hostname: string): boolean {
   const host = hostname.replace(/^\[|\]$/g, '')
-  return host === 'localhost' || host.endsWith('.localhost') || host === '::1' || (isIP(host) === 4 && host.startsWith('127.'))
+  return host === 'localhost' || host.endsWith('.localhost') || host === '::1' ||
+    (isIP(host) === 4 && host.startsWith('127.'))
 }
 
 /** The keys travel in a header of every upstream call: in clear text only on the loopback, or when told. */
@@ -255,7 +420,8 @@ function upstreamUrlProblems (config: Config): string[] {
     return ['UPSTREAM_URL has an invalid value']
   }
   if (url.protocol === 'http:' && !isLoopback(url.hostname) && !config.UPSTREAM_ALLOW_HTTP) {
-    return ['UPSTREAM_URL must be https:// (the upstream keys would travel in clear text); http:// is accepted for the loopback, or with UPSTREAM_ALLOW_HTTP=true']
+    return ['UPSTREAM_URL must be https:// (the upstream keys would travel in clear text); http:// is accepted for ' +
+      'the loopback, or with UPSTREAM_ALLOW_HTTP=true']
   }
   return []
 }
@@ -270,7 +436,8 @@ function jwksUrlProblems (config: Config): string[] {
     return ['AUTH_JWKS_URL has an invalid value']
   }
   if (url.protocol === 'http:' && !isLoopback(url.hostname)) {
-    return ['AUTH_JWKS_URL must be https:// (keys fetched in clear text could be replaced on the way); http:// is accepted for the loopback only']
+    return ['AUTH_JWKS_URL must be https:// (keys fetched in clear text could be replaced on the way); http:// is ' +
+      'accepted for the loopback only']
   }
   return []
 }
@@ -279,7 +446,9 @@ function jwksUrlProblems (config: Config): string[] {
 function profileCacheKeyProblems (config: Config): string[] {
   if (config.PROFILE_CACHE_KEY === undefined) return []
   const keys = profileCacheKeys(config.PROFILE_CACHE_KEY)
-  if (keys.some(key => key.length !== 32)) return ['PROFILE_CACHE_KEY must be a comma list of 32-byte keys in base64 (openssl rand -base64 32)']
+  if (keys.some(key => key.length !== 32)) {
+    return ['PROFILE_CACHE_KEY must be a comma list of 32-byte keys in base64 (openssl rand -base64 32)']
+  }
   if (new Set(keys.map(key => key.toString('hex'))).size !== keys.length) return ['PROFILE_CACHE_KEY lists a key twice']
   return []
 }

@@ -17,7 +17,9 @@ const REDACT_PATHS = [
   'headers.cookie'
 ]
 
-export function loggerOptions (config: Pick<Config, 'LOG_LEVEL'>): Exclude<FastifyServerOptions['logger'], boolean | undefined> {
+export function loggerOptions (
+  config: Pick<Config, 'LOG_LEVEL'>
+): Exclude<FastifyServerOptions['logger'], boolean | undefined> {
   return {
     level: config.LOG_LEVEL,
     redact: { paths: REDACT_PATHS, censor: '[redacted]' }

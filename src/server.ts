@@ -29,7 +29,9 @@ async function main (): Promise<void> {
     delay: config.SHUTDOWN_GRACE_MS,
     // A failing close is logged as JSON like everything else (the default is console).
     logger: { error: (err: unknown) => { app.log.error({ err }, 'graceful shutdown failed') } },
-    onTimeout: delay => { app.log.error({ graceMs: delay }, 'in-flight requests outlived the shutdown grace; exiting') },
+    onTimeout: delay => {
+      app.log.error({ graceMs: delay }, 'in-flight requests outlived the shutdown grace; exiting')
+    },
     onSecondSignal: signal => { app.log.warn({ signal }, 'second signal; exiting without waiting') }
   }, async ({ signal, err }) => {
     if (err !== undefined) app.log.error({ err }, 'shutting down after an error')

@@ -39,16 +39,22 @@ function algorithmsOf (member: Member): KeyAlgorithm[] {
   if (alg === undefined) return admitted
   // RFC 8037 names the EdDSA algorithm; newer sets may write the curve's name (RFC 9864).
   const named = alg === 'Ed25519' ? 'EdDSA' : alg
-  if (typeof named !== 'string' || !admitted.includes(named as KeyAlgorithm)) throw new IgnoredKey(`algorithm ${String(alg)} is not used`)
+  if (typeof named !== 'string' || !admitted.includes(named as KeyAlgorithm)) {
+    throw new IgnoredKey(`algorithm ${String(alg)} is not used`)
+  }
   return [named as KeyAlgorithm]
 }
 
 /** The usable public key of one member; throws IgnoredKey or MalformedKey. */
 export async function publicKeyOfSet (member: unknown): Promise<PublicKeyOfSet> {
-  if (typeof member !== 'object' || member === null || Array.isArray(member)) throw new MalformedKey('a member is not an object')
+  if (typeof member !== 'object' || member === null || Array.isArray(member)) {
+    throw new MalformedKey('a member is not an object')
+  }
   const jwk = member as Member
   if (jwk.use !== undefined && jwk.use !== 'sig') throw new IgnoredKey('not a signature key (use)')
-  if (jwk.key_ops !== undefined && !(Array.isArray(jwk.key_ops) && jwk.key_ops.includes('verify'))) throw new IgnoredKey('not a verification key (key_ops)')
+  if (jwk.key_ops !== undefined && !(Array.isArray(jwk.key_ops) && jwk.key_ops.includes('verify'))) {
+    throw new IgnoredKey('not a verification key (key_ops)')
+  }
   if (jwk.kty === 'oct') throw new IgnoredKey('symmetric keys are never used')
   const algorithms = algorithmsOf(jwk)
   if (typeof jwk.kid !== 'string' || jwk.kid.length === 0) throw new MalformedKey('a signing key has no kid')

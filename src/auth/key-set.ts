@@ -173,7 +173,8 @@ export class RemoteKeySet extends EventEmitter<KeySetEvents> {
       this.#failedInARow++
       const reason = error instanceof RefreshFailure ? error.message : 'the key set could not be read'
       // The last good set keeps serving; the provider's answer is never logged, only what was wrong with it.
-      this.#log.warn({ reason, failures: this.#failedInARow, keys: this.#keys.size }, 'key set refresh failed; the last good set keeps serving')
+      this.#log.warn({ reason, failures: this.#failedInARow, keys: this.#keys.size },
+        'key set refresh failed; the last good set keeps serving')
       const cap = this.#loaded ? this.#periodMs : Math.min(this.#periodMs, FIRST_LOAD_MAX_BACKOFF_MS)
       next = Math.min(cap, 1000 * 2 ** Math.min(this.#failedInARow - 1, 20))
       this.emit('refresh', { ok: false, keys: this.#keys.size })
@@ -193,7 +194,9 @@ export class RemoteKeySet extends EventEmitter<KeySetEvents> {
         signal
       })
     } catch {
-      throw new RefreshFailure(signal.aborted ? 'the provider did not answer in time' : 'the provider could not be reached')
+      throw new RefreshFailure(signal.aborted
+        ? 'the provider did not answer in time'
+        : 'the provider could not be reached')
     }
     const { statusCode, headers, body } = answer
     // Abandoning the body below ends it with an abort error; handled here, it is no crash.
@@ -211,7 +214,9 @@ export class RemoteKeySet extends EventEmitter<KeySetEvents> {
     }
     const keys = (set as { keys?: unknown } | null)?.keys
     if (!Array.isArray(keys)) throw new RefreshFailure('the answer has no keys array')
-    if (keys.length > MAX_KEYS) this.#log.warn({ members: keys.length, read: MAX_KEYS }, 'the key set has more members than are read')
+    if (keys.length > MAX_KEYS) {
+      this.#log.warn({ members: keys.length, read: MAX_KEYS }, 'the key set has more members than are read')
+    }
     return { members: keys.slice(0, MAX_KEYS), maxAge: maxAgeSeconds(headers['cache-control']) }
   }
 
@@ -275,12 +280,15 @@ interface KeySetMetricClasses {
 }
 
 /** The key set's samples, read at scrape time: refresh failures, usable keys, the age of the set. */
-export function keySetMetrics ({ Counter, Gauge }: KeySetMetricClasses, registry: import('prom-client').Registry, keySet: RemoteKeySet): void {
+export function keySetMetrics (
+  { Counter, Gauge }: KeySetMetricClasses, registry: import('prom-client').Registry, keySet: RemoteKeySet
+): void {
   const registers = [registry]
   /* eslint-disable no-new -- prom-client metrics live in the registry they are given */
   new Counter({
     name: 'bff_auth_jwks_refresh_failures_total',
-    help: 'Refreshes of the AUTH_JWKS_URL key set that failed (unreachable, slow, not a key set, no usable key); the last good set kept serving.',
+    help: 'Refreshes of the AUTH_JWKS_URL key set that failed (unreachable, slow, not a key set, no usable key); the ' +
+      'last good set kept serving.',
     registers,
     collect () {
       this.reset()
@@ -289,7 +297,8 @@ export function keySetMetrics ({ Counter, Gauge }: KeySetMetricClasses, registry
   })
   new Gauge({
     name: 'bff_auth_jwks_keys',
-    help: 'Usable signing keys in the current AUTH_JWKS_URL key set; 0 before the first load (readiness is 503 until then).',
+    help: 'Usable signing keys in the current AUTH_JWKS_URL key set; 0 before the first load (readiness is 503 until ' +
+      'then).',
     registers,
     collect () { this.set(keySet.size) }
   })

@@ -53,7 +53,9 @@ export async function loadProfile (ctx: LoadContext, caller: Caller, headers: Tr
   const started = performance.now()
   const remaining = () => Math.floor(budgetMs - (performance.now() - started))
   // A timer, not AbortSignal.timeout(): Node 24 retains composite timeout signals (docs/performance.md).
-  const timer = setTimeout(() => { run.abort(new DOMException('The profile budget ran out', 'TimeoutError')) }, budgetMs)
+  const timer = setTimeout(() => {
+    run.abort(new DOMException('The profile budget ran out', 'TimeoutError'))
+  }, budgetMs)
   timer.unref()
   const signal = run.signal
   // Who the calls are for: the breakers bound this caller's share by `id`; failures redact its `login`.
@@ -75,7 +77,8 @@ export async function loadProfile (ctx: LoadContext, caller: Caller, headers: Tr
       copy ??= await lastKnown.read(caller, remaining())
       const servable = copy === undefined ? undefined : lastKnown.servable(copy)
       if (servable?.passport === undefined) throw error
-      log.warn({ code: error.code, reason: error.reason, upstream: error.exchange }, 'profile answered from the last-known copy')
+      log.warn({ code: error.code, reason: error.reason, upstream: error.exchange },
+        'profile answered from the last-known copy')
       return fromCopy(lastKnown, observer, servable, error.reason)
     }
     if (passport.kind === 'not_found') {

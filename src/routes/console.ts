@@ -72,7 +72,9 @@ function readable (errors: FastifySchemaValidationError[]): FastifySchemaValidat
     if (error.keyword === 'boolean' && error.schemaPath.endsWith('/additionalProperties')) continue
     if (error.keyword === 'additionalProperties') {
       const extra = (error.params as { additionalProperties?: string[] }).additionalProperties ?? []
-      for (const name of extra) out.push(problem(`${error.instancePath}/${pointerToken(name)}`, 'additionalProperties', 'is not allowed'))
+      for (const name of extra) {
+        out.push(problem(`${error.instancePath}/${pointerToken(name)}`, 'additionalProperties', 'is not allowed'))
+      }
       continue
     }
     out.push(error)
@@ -166,14 +168,21 @@ const consoleRoute: FastifyPluginAsyncTypebox<{ config: Config }> = async (fasti
         200: ref(ConsoleAnswer),
         400: errorResponse('The body is not a console request: unknown operation, bad or extra field, or not JSON.',
           [new BadRequestError(BAD_PARAMS)]),
-        401: errorResponse('No console key, or a wrong one.', [new UnauthorizedError(UNAUTHORIZED)],
-          { 'www-authenticate': { type: 'string', description: 'Names the header to send.', examples: [CONSOLE_CHALLENGE] } }),
+        401: errorResponse('No console key, or a wrong one.', [new UnauthorizedError(UNAUTHORIZED)], {
+          'www-authenticate': {
+            type: 'string', description: 'Names the header to send.', examples: [CONSOLE_CHALLENGE]
+          }
+        }),
         413: errorResponse(`The body is larger than ${CONSOLE_BODY_LIMIT / 1024} KiB.`, [new PayloadTooLargeError()]),
         415: errorResponse('The body is not application/json.', [new UnsupportedMediaTypeError()]),
-        429: errorResponse('Too many console requests, or too many refused console keys, from this address this minute.',
+        429: errorResponse(
+          'Too many console requests, or too many refused console keys, from this address this minute.',
           [new RateLimitedError(RATE_LIMITED_EXAMPLE)], limitHeaders(config.RATE_LIMIT_CONSOLE_PER_MINUTE)),
-        500: errorResponse('An unexpected failure of the service; the request id finds it in the logs.', [new InternalError()]),
-        502: errorResponse('The upstream redirected where the key may not go (another origin, a loop) or its answer was too large to read.',
+        500: errorResponse('An unexpected failure of the service; the request id finds it in the logs.',
+          [new InternalError()]),
+        502: errorResponse(
+          'The upstream redirected where the key may not go (another origin, a loop) or its answer was too large ' +
+          'to read.',
           [new UpstreamBadResponseError(EXAMPLE_OPERATION)]),
         503: errorResponse('The upstream could not be reached, or the service is shedding load (with `Retry-After`).',
           [new UpstreamUnavailableError(EXAMPLE_OPERATION), new ServiceUnavailableError(OVERLOADED)], shedHeaders()),
@@ -201,7 +210,9 @@ const consoleRoute: FastifyPluginAsyncTypebox<{ config: Config }> = async (fasti
       throw error
     }
     if (audit !== undefined) audit.outcome = exchange.outcome
-    request.log.info({ operation, status: exchange.status, outcome: exchange.outcome, duration_ms: exchange.duration_ms }, 'console exchange')
+    request.log.info({
+      operation, status: exchange.status, outcome: exchange.outcome, duration_ms: exchange.duration_ms
+    }, 'console exchange')
     return toAnswer(exchange, redact)
   })
 }

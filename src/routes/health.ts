@@ -34,7 +34,13 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
   const keySet = fastify.hasDecorator('keySet') ? fastify.keySet : null
 
   fastify.get(LIVE_PATH, {
-    schema: { operationId: 'getLiveness', tags: ['health'], summary: 'Liveness: the process is up', security: [], response: { 200: ref(Live) } },
+    schema: {
+      operationId: 'getLiveness',
+      tags: ['health'],
+      summary: 'Liveness: the process is up',
+      security: [],
+      response: { 200: ref(Live) }
+    },
     logLevel: 'warn'
   }, async () => ({ status: 'ok' as const }))
 
@@ -46,7 +52,9 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
       security: [],
       response: {
         200: ref(Ready),
-        503: errorResponse('Shutting down, or (with AUTH_JWKS_URL) no key set loaded yet to verify callers with: the balancer should send no traffic.',
+        503: errorResponse(
+          'Shutting down, or (with AUTH_JWKS_URL) no key set loaded yet to verify callers with: the balancer should ' +
+          'send no traffic.',
           [new ServiceUnavailableError(SHUTTING_DOWN)])
       }
     },

@@ -5,7 +5,9 @@
 import { context, diag, DiagLogLevel, propagation, trace, type DiagLogFunction } from '@opentelemetry/api'
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import { W3CTraceContextPropagator } from '@opentelemetry/core'
-import { defaultResource, detectResources, envDetector, resourceFromAttributes, type Resource } from '@opentelemetry/resources'
+import {
+  defaultResource, detectResources, envDetector, resourceFromAttributes, type Resource
+} from '@opentelemetry/resources'
 import {
   AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider,
   type Sampler, type SpanExporter, type SpanProcessor
@@ -97,7 +99,9 @@ export function registerTracing (options: TracingOptions): Tracing {
           (error: unknown) => error instanceof Error ? error : new Error(String(error))
         ),
         new Promise<Error>(resolve => {
-          timer = setTimeout(() => { resolve(new Error(`the last spans were not exported within ${SHUTDOWN_EXPORT_MS} ms`)) }, SHUTDOWN_EXPORT_MS)
+          timer = setTimeout(() => {
+            resolve(new Error(`the last spans were not exported within ${SHUTDOWN_EXPORT_MS} ms`))
+          }, SHUTDOWN_EXPORT_MS)
         })
       ])
       clearTimeout(timer)

@@ -6,8 +6,13 @@
 // the HTTP semantic conventions say to leave unset on SERVER spans, and the SDK cannot clear an ERROR
 // status afterwards. It also names the span `request` and records the raw URL with its query. What we
 // need is the few lines below: a span, its context around the rest of the request, its end.
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api'
-import { ATTR_ERROR_TYPE, ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE, ATTR_URL_PATH, ATTR_URL_SCHEME } from '@opentelemetry/semantic-conventions'
+import {
+  context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span, type Tracer
+} from '@opentelemetry/api'
+import {
+  ATTR_ERROR_TYPE, ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE, ATTR_URL_PATH,
+  ATTR_URL_SCHEME
+} from '@opentelemetry/semantic-conventions'
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { ATTR } from './tracer.ts'
@@ -54,7 +59,8 @@ export default fp<ServerSpansOptions>(async function serverSpans (fastify, { tra
     const parent = propagation.extract(ROOT_CONTEXT, request.headers)
     // Our routes have no path parameters, so a matched path is its template. The path of an unknown
     // route is whatever the caller typed (an id, a login) and is not recorded; no query string ever is.
-    const span = tracer.startSpan(route === undefined ? request.method : `${request.method} ${route}`, { kind: SpanKind.SERVER }, parent)
+    const name = route === undefined ? request.method : `${request.method} ${route}`
+    const span = tracer.startSpan(name, { kind: SpanKind.SERVER }, parent)
     if (span.isRecording()) {
       span.setAttributes({
         [ATTR_HTTP_REQUEST_METHOD]: request.method,

@@ -6,7 +6,8 @@
 
 export type OtlpProtocol = 'http/protobuf' | 'http/json'
 
-type SamplerName = 'always_on' | 'always_off' | 'traceidratio' | 'parentbased_always_on' | 'parentbased_always_off' | 'parentbased_traceidratio'
+type SamplerName = 'always_on' | 'always_off' | 'traceidratio' |
+  'parentbased_always_on' | 'parentbased_always_off' | 'parentbased_traceidratio'
 
 export interface TracingSettings {
   protocol: OtlpProtocol
@@ -17,7 +18,10 @@ export interface TracingSettings {
 export const DEFAULT_SERVICE_NAME = 'dealer-profile-bff'
 
 const PROTOCOLS: readonly string[] = ['http/protobuf', 'http/json'] satisfies OtlpProtocol[]
-const SAMPLERS: readonly string[] = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] satisfies SamplerName[]
+const SAMPLERS: readonly string[] = [
+  'always_on', 'always_off', 'traceidratio',
+  'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'
+] satisfies SamplerName[]
 
 /** A tracing variable with a value the service cannot use; server.ts names each and exits before listening. */
 export class TracingConfigError extends Error {
@@ -44,7 +48,8 @@ const set = (env: Env, name: string): string | undefined => {
 export function tracingEnabled (env: Env): boolean {
   if (set(env, 'OTEL_SDK_DISABLED')?.toLowerCase() === 'true') return false
   if (set(env, 'OTEL_TRACES_EXPORTER')?.toLowerCase() === 'none') return false
-  return set(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') !== undefined || set(env, 'OTEL_EXPORTER_OTLP_ENDPOINT') !== undefined
+  return set(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') !== undefined ||
+    set(env, 'OTEL_EXPORTER_OTLP_ENDPOINT') !== undefined
 }
 
 /** The settings of an enabled tracing, null when it is off; throws TracingConfigError naming each bad variable. */
@@ -53,11 +58,17 @@ export function tracingSettings (env: Env): TracingSettings | null {
   const problems: string[] = []
 
   const exporter = set(env, 'OTEL_TRACES_EXPORTER')?.toLowerCase() ?? 'otlp'
-  if (exporter !== 'otlp') problems.push(`OTEL_TRACES_EXPORTER: ${exporter} is not supported (use otlp, or none to turn tracing off)`)
+  if (exporter !== 'otlp') {
+    problems.push(`OTEL_TRACES_EXPORTER: ${exporter} is not supported (use otlp, or none to turn tracing off)`)
+  }
 
-  const protocolVariable = set(env, 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') === undefined ? 'OTEL_EXPORTER_OTLP_PROTOCOL' : 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'
+  const protocolVariable = set(env, 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') === undefined
+    ? 'OTEL_EXPORTER_OTLP_PROTOCOL'
+    : 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'
   const protocol = set(env, protocolVariable) ?? 'http/protobuf'
-  if (!PROTOCOLS.includes(protocol)) problems.push(`${protocolVariable}: ${protocol} is not supported (use http/protobuf or http/json)`)
+  if (!PROTOCOLS.includes(protocol)) {
+    problems.push(`${protocolVariable}: ${protocol} is not supported (use http/protobuf or http/json)`)
+  }
 
   const sampler = set(env, 'OTEL_TRACES_SAMPLER')?.toLowerCase() ?? 'parentbased_always_on'
   if (!SAMPLERS.includes(sampler)) problems.push(`OTEL_TRACES_SAMPLER: ${sampler} is not one of ${SAMPLERS.join(', ')}`)
@@ -65,7 +76,9 @@ export function tracingSettings (env: Env): TracingSettings | null {
   const arg = set(env, 'OTEL_TRACES_SAMPLER_ARG')
   if (arg !== undefined && sampler.endsWith('traceidratio')) {
     ratio = Number(arg)
-    if (!Number.isFinite(ratio) || ratio < 0 || ratio > 1) problems.push(`OTEL_TRACES_SAMPLER_ARG: ${arg} is not a ratio between 0 and 1`)
+    if (!Number.isFinite(ratio) || ratio < 0 || ratio > 1) {
+      problems.push(`OTEL_TRACES_SAMPLER_ARG: ${arg} is not a ratio between 0 and 1`)
+    }
   }
 
   const count = (name: string, fallback: number, min: number): number => {
@@ -85,7 +98,8 @@ export function tracingSettings (env: Env): TracingSettings | null {
     maxExportBatchSize: count('OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 512, 1)
   }
   if (batch.maxExportBatchSize > batch.maxQueueSize) {
-    problems.push(`OTEL_BSP_MAX_EXPORT_BATCH_SIZE: ${batch.maxExportBatchSize} is larger than OTEL_BSP_MAX_QUEUE_SIZE (${batch.maxQueueSize})`)
+    problems.push(`OTEL_BSP_MAX_EXPORT_BATCH_SIZE: ${batch.maxExportBatchSize} is larger than ` +
+      `OTEL_BSP_MAX_QUEUE_SIZE (${batch.maxQueueSize})`)
   }
 
   if (problems.length > 0) throw new TracingConfigError(problems)

@@ -34,7 +34,9 @@ export const DEFAULT_BREAKER_OPTIONS: BreakerOptions = {
 type Verdict = 'failure' | 'answered' | 'neutral'
 
 /** Reasons that say the operation is unavailable; `status` is decided by the status (5xx) instead. */
-const UNAVAILABLE = new Set<string>(['connect', 'timeout', 'redirect_refused', 'redirect_loop', 'redirect_invalid'] satisfies FailureReason[])
+const UNAVAILABLE = new Set<string>(
+  ['connect', 'timeout', 'redirect_refused', 'redirect_loop', 'redirect_invalid'] satisfies FailureReason[]
+)
 const NEUTRAL = new Set<string>(['aborted', 'breaker_open'] satisfies FailureReason[])
 
 /** A 5xx says the operation is down; any other status that is not an answer (a 4xx) is about the record. */
@@ -52,14 +54,17 @@ function verdictOf (error: unknown, budgeted: boolean): Verdict {
 }
 
 /** An answer that arrived: a failure only when it is a 5xx (undocumented statuses come back as results). */
-const failedAnswer = (result: { outcome: string, status: number }) => result.outcome === 'status' && isServerError(result.status)
+const failedAnswer = (result: { outcome: string, status: number }) =>
+  result.outcome === 'status' && isServerError(result.status)
 
 /**
  * The most failures one caller counts for in the window: half of what could open the breaker on its own
  * (rate x min-calls), so a client failing at its full rate never opens it, even beside other clients failing a
  * quarter of their own calls (docs/security.md, Circuit breakers). 5 with the defaults.
  */
-export function callerShare ({ failureRatePercent, minCalls }: Pick<BreakerOptions, 'failureRatePercent' | 'minCalls'>): number {
+export function callerShare (
+  { failureRatePercent, minCalls }: Pick<BreakerOptions, 'failureRatePercent' | 'minCalls'>
+): number {
   return Math.max(1, Math.floor(failureRatePercent * minCalls / 200))
 }
 
@@ -285,7 +290,8 @@ export function createBreakers (
 
   /** Refused until `until` (at least a second: a probe out decides soon). */
   function refused (operation: OperationName, until: number): BreakerRefusal {
-    const error = upstreamError('breaker_open', { operation, status: null, redirects: [], duration_ms: 0 }) as BreakerRefusal
+    const refused = { operation, status: null, redirects: [], duration_ms: 0 }
+    const error = upstreamError('breaker_open', refused) as BreakerRefusal
     error.retryAfterS = Math.max(1, Math.ceil((until - now()) / 1000))
     error.headers = { 'retry-after': String(error.retryAfterS) }
     return error

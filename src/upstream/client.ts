@@ -14,7 +14,9 @@ import {
   elapsed, headerValue, postFollowingRedirects, WireFailure, type Hop, type WireAnswer, type WireRequest
 } from './transport/exchange.ts'
 import { mediaType, redactor } from './transport/reduce.ts'
-import { operations, type KeyName, type NotFoundOf, type OperationName, type ParamsOf, type ResponseOf } from '../../schemas/operations.ts'
+import {
+  operations, type KeyName, type NotFoundOf, type OperationName, type ParamsOf, type ResponseOf
+} from '../../schemas/operations.ts'
 import { createBreakers, DEFAULT_BREAKER_OPTIONS, type BreakerOptions, type BreakerState } from './breaker.ts'
 import { exchangeSpans } from './spans.ts'
 import { onlyTracingHeaders, type TracingHeaders } from './transport/tracing-headers.ts'
@@ -94,7 +96,8 @@ interface CallerOfCall {
   login?: string
 }
 
-type Outcome = 'ok' | 'not_found' | Extract<FailureReason, 'status' | 'content_type' | 'json' | 'contract' | 'too_deep'>
+type Outcome = 'ok' | 'not_found' |
+  Extract<FailureReason, 'status' | 'content_type' | 'json' | 'contract' | 'too_deep'>
 
 /** The whole exchange as the console shows it: every answer that arrived is data here. */
 export interface Exchange {
@@ -312,11 +315,20 @@ function deadlineMs (requested: number | undefined, limit: number): number {
 
 /** A body nested too deep is kept as the text received: a string is safe to redact and to show. */
 function tooDeep (text: string): Pick<Exchange, 'contract' | 'body' | 'outcome'> {
-  return { body: text, outcome: 'too_deep', contract: { valid: false, errors: [{ path: '/', message: `nests objects or arrays deeper than ${MAX_DEPTH} levels` }] } }
+  return {
+    body: text,
+    outcome: 'too_deep',
+    contract: {
+      valid: false,
+      errors: [{ path: '/', message: `nests objects or arrays deeper than ${MAX_DEPTH} levels` }]
+    }
+  }
 }
 
 /** Decides what an answer is: the operation's answer, its documented not-found, or a broken contract. */
-function interpret (name: OperationName, answer: WireAnswer, contract: OperationContracts, wholeBodyDepth: boolean): Pick<Exchange, 'contract' | 'body' | 'outcome'> {
+function interpret (
+  name: OperationName, answer: WireAnswer, contract: OperationContracts, wholeBodyDepth: boolean
+): Pick<Exchange, 'contract' | 'body' | 'outcome'> {
   const { status } = answer
   const contentType = headerValue(answer.headers['content-type'])
   const expected = status >= 200 && status < 300
@@ -352,4 +364,6 @@ function interpret (name: OperationName, answer: WireAnswer, contract: Operation
 }
 
 /** The contract report of every answer that meets its schema: one frozen object, not one per call. */
-const VALID: Exchange['contract'] = Object.freeze({ valid: true, errors: Object.freeze([]) as unknown as ContractError[] })
+const VALID: Exchange['contract'] = Object.freeze({
+  valid: true, errors: Object.freeze([]) as unknown as ContractError[]
+})

@@ -10,7 +10,9 @@
 // appends its traceparent beside the inbound one we forward (two headers). The interceptor replaces the
 // forwarded traceparent/tracestate with ours and leaves every other header as it was. Neither span
 // records a header, a body or the params: the keys and the client's identity never reach a span.
-import { context, createContextKey, propagation, SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api'
+import {
+  context, createContextKey, propagation, SpanKind, SpanStatusCode, trace, type Span, type Tracer
+} from '@opentelemetry/api'
 import {
   ATTR_ERROR_TYPE, ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_SERVER_ADDRESS, ATTR_SERVER_PORT,
   ATTR_URL_FULL
@@ -61,7 +63,9 @@ export function exchangeSpans (
       span.setAttribute(ATTR.REDIRECTS, redirects.length)
       if (status !== null) span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status)
     }
-    if (reason === 'breaker_open') span.addEvent('breaker_refused', { [ATTR.BREAKER_STATE]: breakerStates()[operation] })
+    if (reason === 'breaker_open') {
+      span.addEvent('breaker_refused', { [ATTR.BREAKER_STATE]: breakerStates()[operation] })
+    }
     span.setStatus({ code: SpanStatusCode.ERROR, message: reason })
     span.end()
   }
@@ -96,7 +100,8 @@ export function exchangeSpans (
     }
     const headers: Record<string, string> = {}
     const given = opts.headers
-    if (given !== null && given !== undefined && !Array.isArray(given) && typeof given === 'object' && !(Symbol.iterator in given)) {
+    if (given !== null && given !== undefined && !Array.isArray(given) && typeof given === 'object' &&
+      !(Symbol.iterator in given)) {
       for (const [name, value] of Object.entries(given as Record<string, string>)) {
         if (!REPLACED.has(name.toLowerCase())) headers[name] = value
       }
@@ -123,7 +128,10 @@ class HopHandler implements Dispatcher.DispatchHandler {
     this.handler.onRequestStart?.(controller, ctx)
   }
 
-  onRequestUpgrade (controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders, socket: import('node:stream').Duplex): void {
+  onRequestUpgrade (
+    controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders,
+    socket: import('node:stream').Duplex
+  ): void {
     this.handler.onRequestUpgrade?.(controller, statusCode, headers, socket)
   }
 

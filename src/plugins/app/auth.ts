@@ -48,7 +48,9 @@ declare module 'fastify' {
 }
 
 /** The verification key and the one algorithm it admits, from the configuration. Throws on an unusable key. */
-export function verificationKey (config: Pick<Config, 'AUTH_JWT_SECRET' | 'AUTH_JWT_PUBLIC_KEY'>): { key: string, algorithm: JwtAlgorithm } {
+export function verificationKey (
+  config: Pick<Config, 'AUTH_JWT_SECRET' | 'AUTH_JWT_PUBLIC_KEY'>
+): { key: string, algorithm: JwtAlgorithm } {
   if (config.AUTH_JWT_SECRET !== undefined) return { key: config.AUTH_JWT_SECRET, algorithm: 'HS256' }
   if (config.AUTH_JWT_PUBLIC_KEY === undefined) throw new Error('AUTH_JWT_SECRET or AUTH_JWT_PUBLIC_KEY is required')
   let key
@@ -58,8 +60,12 @@ export function verificationKey (config: Pick<Config, 'AUTH_JWT_SECRET' | 'AUTH_
     throw new Error('AUTH_JWT_PUBLIC_KEY is not a readable public key in PEM')
   }
   const details = key.asymmetricKeyDetails
-  if (key.asymmetricKeyType === 'rsa' && (details?.modulusLength ?? 0) >= 2048) return { key: config.AUTH_JWT_PUBLIC_KEY, algorithm: 'RS256' }
-  if (key.asymmetricKeyType === 'ec' && details?.namedCurve === 'prime256v1') return { key: config.AUTH_JWT_PUBLIC_KEY, algorithm: 'ES256' }
+  if (key.asymmetricKeyType === 'rsa' && (details?.modulusLength ?? 0) >= 2048) {
+    return { key: config.AUTH_JWT_PUBLIC_KEY, algorithm: 'RS256' }
+  }
+  if (key.asymmetricKeyType === 'ec' && details?.namedCurve === 'prime256v1') {
+    return { key: config.AUTH_JWT_PUBLIC_KEY, algorithm: 'ES256' }
+  }
   throw new Error('AUTH_JWT_PUBLIC_KEY must be an RSA (2048 bits or more, RS256) or P-256 EC (ES256) public key')
 }
 
@@ -86,7 +92,9 @@ function verifyOptions (config: ClaimsConfig, algorithms: JwtAlgorithm[]) {
   return {
     algorithms,
     // `iat` is required so that AUTH_JWT_MAX_AGE_S applies to every token: fast-jwt skips maxAge without it.
-    requiredClaims: ['exp', 'iat', ...(issuer === undefined ? [] : ['iss']), ...(audience === undefined ? [] : ['aud'])],
+    requiredClaims: [
+      'exp', 'iat', ...(issuer === undefined ? [] : ['iss']), ...(audience === undefined ? [] : ['aud'])
+    ],
     ...(issuer === undefined ? {} : { allowedIss: issuer }),
     ...(audience === undefined ? {} : { allowedAud: audience }),
     // In seconds: @fastify/jwt turns a number into milliseconds for fast-jwt.
@@ -178,11 +186,13 @@ export default fp<{ config: Config }>(async function auth (fastify, { config }) 
     const header = request.headers.authorization
     // The scheme is case-insensitive (RFC 7235); one space, then the token.
     if (header === undefined || header.length < 7 || header.slice(0, 7).toLowerCase() !== 'bearer ') {
-      throw await fastify.refuseCredentials(request, reply, refuse(reply, CHALLENGE, 'This endpoint needs an Authorization: Bearer token'))
+      throw await fastify.refuseCredentials(request, reply,
+        refuse(reply, CHALLENGE, 'This endpoint needs an Authorization: Bearer token'))
     }
     const token = header.slice(7).trim()
     if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) {
-      throw await fastify.refuseCredentials(request, reply, refuse(reply, INVALID_TOKEN, 'The bearer token is malformed'))
+      throw await fastify.refuseCredentials(request, reply,
+        refuse(reply, INVALID_TOKEN, 'The bearer token is malformed'))
     }
     let claims: unknown
     try {
@@ -193,14 +203,16 @@ export default fp<{ config: Config }>(async function auth (fastify, { config }) 
       if (!isTokenError(error) && !(error instanceof RangeError) && !(error instanceof KeySetRefusal)) throw error
       // The library's message is not passed on: a fixed text, never any part of the token.
       const expired = isTokenError(error) && error.code === 'FAST_JWT_EXPIRED'
-      throw await fastify.refuseCredentials(request, reply, refuse(reply, INVALID_TOKEN, expired ? 'The bearer token has expired' : 'The bearer token is invalid'))
+      throw await fastify.refuseCredentials(request, reply,
+        refuse(reply, INVALID_TOKEN, expired ? 'The bearer token has expired' : 'The bearer token is invalid'))
     }
     // Both verifiers: fast-jwt alone would let an `iat` ahead of now stretch AUTH_JWT_MAX_AGE_S without end.
     if (issuedInTheFuture(claims, Date.now(), CLOCK_TOLERANCE_MS)) {
       throw await fastify.refuseCredentials(request, reply, refuse(reply, INVALID_TOKEN, 'The bearer token is invalid'))
     }
     if (!validClaims.Check(claims)) {
-      throw await fastify.refuseCredentials(request, reply, refuse(reply, INVALID_TOKEN, 'The bearer token does not carry valid sub, login and vendor claims'))
+      throw await fastify.refuseCredentials(request, reply,
+        refuse(reply, INVALID_TOKEN, 'The bearer token does not carry valid sub, login and vendor claims'))
     }
     request.caller = { vendor: claims.vendor, login: claims.login, uid_client: claims.sub.toUpperCase() }
   })

@@ -29,7 +29,9 @@ export function deprecationHeaders (schema: RouteOptions['schema'], route: strin
   const declared = schema as Record<string, unknown> | undefined
   if (declared?.deprecated !== true) return undefined
   const since = instant(declared[DEPRECATION_KEY])
-  if (since === undefined) throw new Error(`${route} is deprecated without a valid ${DEPRECATION_KEY} date: use deprecated()`)
+  if (since === undefined) {
+    throw new Error(`${route} is deprecated without a valid ${DEPRECATION_KEY} date: use deprecated()`)
+  }
   // RFC 9745: a structured-field date, seconds since the epoch.
   const headers: Record<string, string> = { deprecation: `@${Math.floor(since / 1000)}` }
   if (declared[SUNSET_KEY] === undefined) return headers

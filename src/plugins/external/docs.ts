@@ -90,7 +90,8 @@ export default fp<{ config: Config }>(async function docs (fastify) {
             type: 'http',
             scheme: 'bearer',
             bearerFormat: 'JWT',
-            description: 'A JWT with claims `sub` (the client\'s uid_client), `login`, `vendor`, `iat` and `exp` (and `iss`, `aud` when the service is configured with them).'
+            description: 'A JWT with claims `sub` (the client\'s uid_client), `login`, `vendor`, `iat` and `exp` ' +
+              '(and `iss`, `aud` when the service is configured with them).'
           },
           consoleKey: {
             type: 'apiKey',

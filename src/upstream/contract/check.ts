@@ -124,7 +124,9 @@ export function compileOperationContracts (): Record<OperationName, OperationCon
     compiled[name] = {
       params: compileContract(op.params),
       response: compileContract(op.response),
-      ...('notFound' in op ? { notFound: { status: op.notFound.status, contract: compileContract(op.notFound.schema) } } : {})
+      ...('notFound' in op
+        ? { notFound: { status: op.notFound.status, contract: compileContract(op.notFound.schema) } }
+        : {})
     }
   }
   return compiled

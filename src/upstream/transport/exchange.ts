@@ -121,7 +121,9 @@ export async function postFollowingRedirects (req: WireRequest): Promise<WireAns
       if (record.redirects.length > req.maxRedirects) throw fail(req, record, 'redirect_loop')
       // Same origin is not enough: another path (another operation's, with this operation's key and the
       // client's login in the body) is never sent to.
-      if (next.pathname !== req.redirectTarget.pathname || next.search !== '') throw fail(req, record, 'redirect_invalid')
+      if (next.pathname !== req.redirectTarget.pathname || next.search !== '') {
+        throw fail(req, record, 'redirect_invalid')
+      }
       url = next
       continue
     }

@@ -5,7 +5,9 @@
 // (upstream/spans.ts): a trace of its own when the inbound one was dropped here.
 import type { IncomingHttpHeaders } from 'node:http'
 
-export const TRACING_HEADERS = ['baggage', 'traceparent', 'tracestate', 'sentry-trace', 'x-trace-id', 'x-request-id'] as const
+export const TRACING_HEADERS = [
+  'baggage', 'traceparent', 'tracestate', 'sentry-trace', 'x-trace-id', 'x-request-id'
+] as const
 
 export type TracingHeaders = Partial<Record<typeof TRACING_HEADERS[number], string>>
 
@@ -23,7 +25,8 @@ const MAX_TRACESTATE_LENGTH = 512
 // baggage: at most 180 members and 8,192 bytes (W3C Baggage); `key=value` with optional `;` properties.
 const TOKEN = "[!#$%&'*+\\-.^_`|~\\w]+"
 const BAGGAGE_VALUE = '[!#-+\\--:<-[\\]-~]*'
-const BAGGAGE_MEMBER = new RegExp(`^${TOKEN}[ \\t]*=[ \\t]*${BAGGAGE_VALUE}(?:[ \\t]*;[ \\t]*${TOKEN}(?:[ \\t]*=[ \\t]*${BAGGAGE_VALUE})?)*$`)
+const BAGGAGE_MEMBER = new RegExp(`^${TOKEN}[ \\t]*=[ \\t]*${BAGGAGE_VALUE}` +
+  `(?:[ \\t]*;[ \\t]*${TOKEN}(?:[ \\t]*=[ \\t]*${BAGGAGE_VALUE})?)*$`)
 const MAX_BAGGAGE_MEMBERS = 180
 const MAX_BAGGAGE_BYTES = 8192
 
