@@ -22,7 +22,8 @@ const LARGE_CLIENT_COUNT = 100
 export type ClientSetName = 'default' | 'many' | 'large'
 
 /** Upper-case, as the upstream writes them; the prefix keeps clear of the fixtures' identities. */
-const uidOf = (prefix: string, i: number) => `${prefix}-0000-4000-8000-${i.toString(16).toUpperCase().padStart(12, '0')}`
+const uidOf = (prefix: string, i: number) =>
+  `${prefix}-0000-4000-8000-${i.toString(16).toUpperCase().padStart(12, '0')}`
 
 function underIdentity (base: SeededClient, label: string, uid: string, login: string): SeededClient {
   const { client } = base.passport
@@ -41,7 +42,8 @@ function underIdentity (base: SeededClient, label: string, uid: string, login: s
 
 /** Client `i`: IVANOV's record for even i (no bonuses), PETROVA's for odd i (bonuses), with its own identity. */
 function benchClient (i: number): SeededClient {
-  return underIdentity(i % 2 === 0 ? ivanov : petrova, `BENCH-${i}`, uidOf('B0000000', i), `7900${String(i).padStart(7, '0')}`)
+  return underIdentity(i % 2 === 0 ? ivanov : petrova, `BENCH-${i}`, uidOf('B0000000', i),
+    `7900${String(i).padStart(7, '0')}`)
 }
 
 /** Heavy client `i`: IVANOV's record with `viewedCars` viewed cars (the fixture's, cycled, each its own id). */

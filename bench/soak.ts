@@ -384,7 +384,8 @@ async function soak (): Promise<number> {
   const mibOf = (bytes: number) => (bytes / MiB).toFixed(1)
   let sampledFrom = 0
   const takeSample = async () => {
-    const sample = { t: Math.round((performance.now() - sampledFrom) / 100) / 10, ...await service.ask<Sample>('sample') }
+    const t = Math.round((performance.now() - sampledFrom) / 100) / 10
+    const sample = { t, ...await service.ask<Sample>('sample') }
     samples.push(sample)
     peak = Math.max(peak, sample.peakRss)
     process.stdout.write(`sample ${String(sample.t).padStart(7)} s  rss ${mibOf(sample.rss)} MiB  ` +

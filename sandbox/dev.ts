@@ -77,12 +77,15 @@ export const shellQuote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`
 function describe (client: SeededClient): string {
   const { catalog_cars_view: views, catalog_cars_favourites: favourites } = client.passport
   return `${views.length} viewed and ${favourites.length} favourite cars, ` +
-    `${client.discount.success ? 'bonuses' : 'no bonuses'}, ${client.contractor.success ? 'a contractor' : 'no contractor'}`
+    `${client.discount.success ? 'bonuses' : 'no bonuses'}, ` +
+      `${client.contractor.success ? 'a contractor' : 'no contractor'}`
 }
 
 /** A log destination that prints each pino JSON line for people, synchronously (nothing lost at exit). */
 function prettyStream (log: { write (text: string): unknown }, colorize: boolean) {
-  const prettify = prettyFactory({ colorize, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true })
+  const prettify = prettyFactory({
+    colorize, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true
+  })
   return { write: (line: string) => { log.write(prettify(line)) } }
 }
 
@@ -184,7 +187,9 @@ export async function startDev (
       : i % 2 === 0 ? keySet.signing.rsa : keySet.signing.ec
     return {
       ...c,
-      signedWith: typeof signer === 'string' ? 'HS256' : `${signer.kty === 'RSA' ? 'RS256' : 'ES256'} (kid ${signer.kid})`,
+      signedWith: typeof signer === 'string'
+        ? 'HS256'
+        : `${signer.kty === 'RSA' ? 'RS256' : 'ES256'} (kid ${signer.kid})`,
       // Never past the service's maximum age, or the printed tokens would die before their exp.
       token: signToken({ sub: c.uid_client, login: c.login, vendor: c.vendor }, signer, {
         ttlSeconds: Math.min(DEV_TOKEN_TTL_SECONDS, config.AUTH_JWT_MAX_AGE_S),
@@ -195,7 +200,10 @@ export async function startDev (
   })
 
   const first = clients[0]!
-  const consoleBody = JSON.stringify({ operation: 'passport.get_client', params: { vendor: first.vendor, login: first.login, uid_client: first.uid_client } })
+  const consoleBody = JSON.stringify({
+    operation: 'passport.get_client',
+    params: { vendor: first.vendor, login: first.login, uid_client: first.uid_client }
+  })
   const curl = {
     profile: `curl -sS -H ${shellQuote(`Authorization: Bearer ${first.token}`)} ${url}${PROFILE_PATH}`,
     console: `curl -sS -X POST -H 'content-type: application/json' -H ${shellQuote(`x-console-key: ${consoleKey}`)} ` +
@@ -225,9 +233,12 @@ async function main (): Promise<void> {
   } catch (error) {
     const code = (error as { code?: string }).code
     if (error instanceof ConfigError) process.stderr.write(`npm run dev: ${error.message}\n`)
-    else if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') process.stderr.write(`npm run dev: ${(error as Error).message}; the only option is --jwks\n`)
-    else if (code === 'EADDRINUSE') process.stderr.write(`npm run dev: port ${process.env.PORT ?? 3000} is in use; choose another, e.g. PORT=3001 npm run dev\n`)
-    else throw error
+    else if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+      process.stderr.write(`npm run dev: ${(error as Error).message}; the only option is --jwks\n`)
+    } else if (code === 'EADDRINUSE') {
+      process.stderr.write(`npm run dev: port ${process.env.PORT ?? 3000} is in use; ` +
+        'choose another, e.g. PORT=3001 npm run dev\n')
+    } else throw error
     process.exit(1)
   }
   closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {

@@ -17,10 +17,12 @@ export type Fault =
   | { kind: 'reset' } // the socket destroyed before any byte of an answer
   | { kind: 'garbage_json' } // 200, application/json, not JSON
   | { kind: 'wrong_type' } // the sandbox's answer, labelled text/plain
-  | { kind: 'huge', bytes: number, declared?: boolean } // 200 JSON streamed in chunks; content-length only when declared
+  // 200 JSON streamed in chunks; content-length only when declared
+  | { kind: 'huge', bytes: number, declared?: boolean }
   | { kind: 'redirect_loop', mode: 'self' | 'ping_pong' } // 307 to itself, or between the slashed and unslashed paths
   | { kind: 'cross_origin' } // 307 to the same path on `elsewhere`
-  | { kind: 'answer', status: number, body: unknown } // this JSON answer, whoever is asked for (a not-found, another client's record)
+  // this JSON answer, whoever is asked for (a not-found, another client's record)
+  | { kind: 'answer', status: number, body: unknown }
 
 /**
  * A fault, or a function choosing one per request: the soak's random faults, or a test's choice by the
@@ -151,10 +153,12 @@ export async function startFaultUpstream (options: { keys: Record<KeyName, strin
     req.resume()
     switch (fault.kind) {
       case 'status':
-        res.writeHead(fault.status, { 'content-type': 'text/html' }).end(`<html><body><h1>${fault.status}</h1></body></html>`)
+        res.writeHead(fault.status, { 'content-type': 'text/html' })
+          .end(`<html><body><h1>${fault.status}</h1></body></html>`)
         return
       case 'garbage_json':
-        res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end('{"success": tru\u0000e, "data": [')
+        res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' })
+          .end('{"success": tru\u0000e, "data": [')
         return
       case 'huge':
         return streamHuge(res, operation, fault.bytes, fault.declared === true)
@@ -164,10 +168,13 @@ export async function startFaultUpstream (options: { keys: Record<KeyName, strin
         return
       }
       case 'answer':
-        res.writeHead(fault.status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(fault.body))
+        res.writeHead(fault.status, { 'content-type': 'application/json; charset=utf-8' })
+          .end(JSON.stringify(fault.body))
         return
       case 'cross_origin':
-        res.writeHead(307, { location: `${elsewhereUrl}${path.endsWith('/') ? path : `${path}/`}`, 'content-type': 'text/html' }).end()
+        res.writeHead(307, {
+          location: `${elsewhereUrl}${path.endsWith('/') ? path : `${path}/`}`, 'content-type': 'text/html'
+        }).end()
     }
   }
 

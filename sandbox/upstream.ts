@@ -67,9 +67,11 @@ function failure (
 }
 
 const NOT_FOUND = failure(404, 'NOT_FOUND', 'Метод не найден')
-const METHOD_NOT_ALLOWED = failure(405, 'METHOD_NOT_ALLOWED', 'Метод запроса не поддерживается, используйте POST', { allow: 'POST' })
+const METHOD_NOT_ALLOWED = failure(405, 'METHOD_NOT_ALLOWED', 'Метод запроса не поддерживается, используйте POST',
+  { allow: 'POST' })
 const UNAUTHORIZED = failure(401, 'UNAUTHORIZED', 'Неверный или отсутствующий ключ авторизации (x-authorization)')
-const UNSUPPORTED_TYPE = failure(415, 'UNSUPPORTED_MEDIA_TYPE', 'Ожидается тип содержимого application/x-www-form-urlencoded')
+const UNSUPPORTED_TYPE = failure(415, 'UNSUPPORTED_MEDIA_TYPE',
+  'Ожидается тип содержимого application/x-www-form-urlencoded')
 // Closing the connection spares reading the rest of an oversized body.
 const TOO_LARGE = failure(413, 'PAYLOAD_TOO_LARGE', 'Слишком большое тело запроса', { connection: 'close' })
 const INVALID_JSON = failure(400, 'INVALID_JSON', 'Тело запроса не является корректным JSON')
@@ -77,7 +79,9 @@ const INVALID_JSON = failure(400, 'INVALID_JSON', 'Тело запроса не 
 function redirect (location: string): Answer {
   const href = location.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;')
   const body = Buffer.from(`<html><body>Redirecting to <a href="${href}">${href}</a></body></html>`)
-  return { status: 307, headers: { location, 'content-type': 'text/html; charset=utf-8', 'content-length': body.length }, body }
+  return {
+    status: 307, headers: { location, 'content-type': 'text/html; charset=utf-8', 'content-length': body.length }, body
+  }
 }
 
 type Resolver<N extends OperationName> = (params: ParamsOf<N>) => Answer
