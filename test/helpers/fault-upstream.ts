@@ -98,3 +98,9 @@ export async function until (ready: () => boolean, limitMs = 5000): Promise<bool
   }
   return true
 }
+
+/** A clock a test moves (seconds at a time): the service reads the last-known copies' ages from it. */
+export function fakeClock () {
+  let now = Date.now()
+  return { now: () => now, advance (seconds: number) { now += seconds * 1000 } }
+}

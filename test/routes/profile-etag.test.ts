@@ -11,7 +11,7 @@ import type { PassportParams } from '../../schemas/passport.ts'
 import { ivanov, petrova } from '../../sandbox/seed.ts'
 import { signToken } from '../../sandbox/sign.ts'
 import { JWT_SECRET } from '../helpers/build-app.ts'
-import { faultService, faultUpstream } from '../helpers/fault-upstream.ts'
+import { fakeClock, faultService, faultUpstream } from '../helpers/fault-upstream.ts'
 
 const METRICS_KEY = 'metrics-key-for-tests-0123456789'
 const STRONG_TAG = /^"[\w-]{22}"$/
@@ -48,12 +48,6 @@ function notModified (t: Test, res: Raw, full: Raw, what: string): void {
     t.equal(res.headers[name], full.headers[name], `${what}: the 200's ${name}`)
   }
   t.ok(res.headers['x-request-id'], `${what}: its own request id`)
-}
-
-/** A clock the test moves; the service reads the copies' ages from it. */
-function fakeClock () {
-  let now = Date.now()
-  return { now: () => now, advance (seconds: number) { now += seconds * 1000 } }
 }
 
 const upstream = await faultUpstream(t)

@@ -6,7 +6,7 @@ import t, { type Test } from 'tap'
 import * as fx from '../../schemas/fixtures.ts'
 import type { Profile } from '../../schemas/profile.ts'
 import { ivanov, petrova } from '../../sandbox/seed.ts'
-import { faultService, faultUpstream, profileOf, readAnswer, type Fault } from '../helpers/fault-upstream.ts'
+import { fakeClock, faultService, faultUpstream, profileOf, readAnswer, type Fault } from '../helpers/fault-upstream.ts'
 
 const TIMEOUT_MS = 500
 const WINDOW_S = 3600
@@ -32,12 +32,6 @@ const cases: Case[] = [
   { name: 'a timeout', fault: { kind: 'slow', ms: TIMEOUT_MS * 5 }, status: 504, code: 'UPSTREAM_TIMEOUT' },
   { name: 'a connection reset', fault: { kind: 'reset' }, status: 503, code: 'UPSTREAM_UNAVAILABLE' }
 ]
-
-/** A clock the test moves; the service reads the copies' ages from it. */
-function fakeClock () {
-  let now = Date.now()
-  return { now: () => now, advance (seconds: number) { now += seconds * 1000 } }
-}
 
 const upstream = await faultUpstream(t)
 
