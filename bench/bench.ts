@@ -172,8 +172,9 @@ const START = startSettings()
 const DEFAULTS: Settings = { name: 'Node\'s defaults', flags: [], env: {} }
 
 /**
- * `--flags-sweep`: npm start's settings, each flag it sets taken away, semi-spaces of 8 to 64 MiB, other old-space
- * caps and malloc arenas (issue 37 item 2); the service and the floor under each, one set after another.
+ * `--flags-sweep`: the base settings (npm start's, or --node-flags'), each flag it sets taken away, semi-spaces of 4
+ * to 64 MiB, other old-space caps and malloc arenas (issue 37 item 2); the service and the floor under each, one set
+ * after another.
  */
 function sweepSets (): Settings[] {
   const base = startSettings()
@@ -182,7 +183,7 @@ function sweepSets (): Settings[] {
   for (const flag of base.flags) {
     sets.push({ ...base, name: `without ${flag}`, flags: base.flags.filter(f => f !== flag) })
   }
-  for (const mib of [8, 16, 32, 64]) {
+  for (const mib of [4, 8, 16, 32, 64]) {
     sets.push({ ...base, name: `semi-space ${mib}`, flags: replace('--max-semi-space-size=', mib) })
   }
   for (const mib of [192, 384]) {
