@@ -17,7 +17,7 @@ import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { signToken } from '../sandbox/sign.ts'
-import { startEnv, startFlags } from '../scripts/start-command.ts'
+import { assignment, startEnv, startFlags } from '../scripts/start-command.ts'
 import { ConfigSchema } from '../src/config.ts'
 import { clientSet, type ClientSetName } from './clients.ts'
 import { startChild, type Child } from './ipc.ts'
@@ -104,7 +104,7 @@ const OPTIONS: Record<string, Option> = {
       return [keys > 0, `${keys} copies under ${COPY_PREFIX} after the run`]
     }
   },
-  // Not by default: a 304 still costs the profile's load, so this prices the bytes not sent (docs/api.md).
+  // A 304 still costs the profile's load: this prices the bytes not sent (docs/api.md).
   etag: {
     base: 'a',
     title: 'If-None-Match with each client\'s current ETag: 304s without a body',
@@ -130,7 +130,7 @@ const OPTIONS: Record<string, Option> = {
   }
 }
 /** What issue 37 item 7 prices in every full run: the last-known store in memory and in Redis, br and gzip. */
-const DEFAULT_OPTIONS = 'br,gzip,store-off,store-redis'
+const DEFAULT_OPTIONS = 'br,gzip,store-off,store-redis,etag'
 
 const { values: args } = parseArgs({
   options: {
@@ -141,6 +141,7 @@ const { values: args } = parseArgs({
     only: { type: 'string' },
     variants: { type: 'string', default: DEFAULT_OPTIONS },
     ab: { type: 'string' },
+    'ab-flags': { type: 'string' },
     'node-flags': { type: 'string' },
     'flags-sweep': { type: 'boolean', default: false },
     prof: { type: 'string' },
@@ -169,6 +170,27 @@ function startSettings (): Settings {
   return { name: args['node-flags'] === undefined ? 'npm start' : `--node-flags ${flags.join(' ')}`, flags, env }
 }
 const START = startSettings()
+
+/**
+ * The other side of a same-run A/B: another checkout's service (--ab <dir>) under this run's settings, or this
+ * checkout's under other settings (--ab-flags "NAME=value... --flag..."): its words of the form NAME=value are the
+ * environment before node (the compile cache stays), the rest node flags.
+ */
+const AB = args.ab !== undefined
+  ? { name: args.ab, settings: (base: Settings) => base }
+  : args['ab-flags'] === undefined
+    ? undefined
+    : (() => {
+        const words = args['ab-flags'].split(' ').filter(w => w !== '')
+        const env = Object.fromEntries(words.flatMap(w => w.startsWith('-') ? [] : [assignment(w) ?? []]))
+        const flags = words.filter(w => w.startsWith('-'))
+        const name = words.join(' ')
+        return {
+          name,
+          settings: ({ env: { NODE_COMPILE_CACHE: cache } }: Settings): Settings =>
+            ({ name, flags, env: { ...(cache === undefined ? {} : { NODE_COMPILE_CACHE: cache }), ...env } })
+        }
+      })()
 const DEFAULTS: Settings = { name: 'Node\'s defaults', flags: [], env: {} }
 
 /**
@@ -192,8 +214,9 @@ function sweepSets (): Settings[] {
   const { MALLOC_ARENA_MAX: _, ...noArena } = base.env
   sets.push({ ...base, name: 'without MALLOC_ARENA_MAX', env: noArena })
   sets.push({ ...base, name: 'MALLOC_ARENA_MAX=2', env: { ...base.env, MALLOC_ARENA_MAX: '2' } })
-  return sets.filter((s, i) => sets.findIndex(o => o.flags.join() === s.flags.join() &&
-    JSON.stringify(o.env) === JSON.stringify(s.env)) === i)
+  const same = (a: Settings, b: Settings) => [...a.flags].sort().join() === [...b.flags].sort().join() &&
+    JSON.stringify(a.env) === JSON.stringify(b.env)
+  return sets.filter((s, i) => sets.findIndex(o => same(o, s)) === i)
 }
 
 /** Options left out of this run, and why: the summary says so. */
@@ -237,14 +260,15 @@ function scenarios (sweep: boolean): Scenario[] {
       ...(option.expectedUpstream === undefined ? {} : { expectedUpstream: option.expectedUpstream })
     })
   }
-  if (args.ab !== undefined) {
+  if (args.ab !== undefined && args['ab-flags'] !== undefined) throw new Error('--ab or --ab-flags, not both')
+  if (AB !== undefined) {
     for (const s of selected.filter(s => s.role === 'service')) {
       selected.push({
         ...s,
         id: `${s.id}@ab`,
         role: 'ab',
         process: s.process.replace('service', 'ab'),
-        title: `A/B: ${args.ab}, ${s.shape.what}`
+        title: `A/B: ${AB.name}, ${s.shape.what}`
       })
     }
   }
@@ -478,7 +502,7 @@ async function runOnce (list: Scenario[], settings: Settings): Promise<Outcome> 
     for (const [name, s] of first) {
       const option = s.role === 'option' ? OPTIONS[name.slice('service@'.length)]! : undefined
       if (option?.redis === true) redises.set(name, await startRedis())
-      const own = s.role === 'reference' ? DEFAULTS : settings
+      const own = s.role === 'reference' ? DEFAULTS : s.role === 'ab' ? AB!.settings(settings) : settings
       // The https upstream, trusted as production trusts a private CA.
       const upstream: Record<string, string> = s.shape.tls
         ? { UPSTREAM_URL: tlsUrl, NODE_EXTRA_CA_CERTS: certificate!.certFile }
@@ -487,7 +511,9 @@ async function runOnce (list: Scenario[], settings: Settings): Promise<Outcome> 
       const service = { HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', ...rateLimits }
       const optionEnv = option?.env(redises.get(name))
       const isFloor = s.role === 'floor' || s.role === 'reference'
-      const entry = s.role === 'ab' ? resolve(args.ab!, 'bench/service.ts') : here(isFloor ? 'floor.ts' : 'service.ts')
+      const entry = s.role === 'ab' && args.ab !== undefined
+        ? resolve(args.ab, 'bench/service.ts')
+        : here(isFloor ? 'floor.ts' : 'service.ts')
       const env: Record<string, string> = { ...own.env, ...common, ...(isFloor ? {} : service), ...upstream }
       Object.assign(env, optionEnv)
       const cacheKey = [...own.flags, entry].join(' ')
@@ -609,7 +635,7 @@ async function main (): Promise<void> {
     process.stdout.write('\n' + summaryTable(summaries, false) + '\n\n' + targetsTable(targets, false) + '\n\n')
     for (const line of [...evidence, ...warnings.map(w => `warn+ log line: ${w}`)]) process.stdout.write(line + '\n')
     const full = args.only === undefined && args.prof === undefined && args['node-flags'] === undefined &&
-      args.ab === undefined && args.variants === DEFAULT_OPTIONS
+      AB === undefined && args.variants === DEFAULT_OPTIONS
     const out = args.out ?? (full ? here('summary.json') : undefined)
     if (out !== undefined) {
       await writeSummary(out, {
@@ -624,7 +650,7 @@ async function main (): Promise<void> {
           warmup: WARMUP,
           only: args.only,
           variants: args.variants,
-          ab: args.ab,
+          ab: AB?.name,
           flags: START.flags,
           env: Object.keys(START.env)
         },

@@ -9,7 +9,8 @@
 // list of fault kinds, or `none`; all). Samples: --sample-every / SOAK_SAMPLE_S (seconds; 0, the default, is off)
 // reads the service's RSS, heap used, external and array buffers every N seconds (no GC forced), prints each, writes
 // them to --samples-out / SOAK_SAMPLES_OUT (bench/soak-samples.json) and fails when RSS grows more than
-// --rss-last-third-bound-mib / SOAK_RSS_LAST_THIRD_BOUND_MIB (2) over the last third of the run.
+// --rss-last-third-bound-mib / SOAK_RSS_LAST_THIRD_BOUND_MIB (2) over the last third of the run. Any run fails when
+// the service's peak RSS passes --rss-peak-bound-mib / SOAK_RSS_PEAK_BOUND_MIB (384, the pod's budget).
 import { fork, type ChildProcess } from 'node:child_process'
 import { randomBytes, randomUUID } from 'node:crypto'
 import { writeFile } from 'node:fs/promises'
@@ -82,7 +83,8 @@ function options () {
       faults: { type: 'string' },
       'sample-every': { type: 'string' },
       'samples-out': { type: 'string' },
-      'rss-last-third-bound-mib': { type: 'string' }
+      'rss-last-third-bound-mib': { type: 'string' },
+      'rss-peak-bound-mib': { type: 'string' }
     }
   })
   const num = (arg: string | undefined, env: string, fallback: number) => {
@@ -100,7 +102,9 @@ function options () {
     faults: faultsNamed(values.faults ?? process.env.SOAK_FAULTS),
     sampleEveryS: num(values['sample-every'], 'SOAK_SAMPLE_S', 0),
     samplesOut: values['samples-out'] ?? process.env.SOAK_SAMPLES_OUT ?? SAMPLES_OUT,
-    rssLastThirdBoundMiB: num(values['rss-last-third-bound-mib'], 'SOAK_RSS_LAST_THIRD_BOUND_MIB', 2)
+    rssLastThirdBoundMiB: num(values['rss-last-third-bound-mib'], 'SOAK_RSS_LAST_THIRD_BOUND_MIB', 2),
+    // The RSS budget of a pod with a 512 Mi memory limit (docs/performance.md, The memory settings).
+    rssPeakBoundMiB: num(values['rss-peak-bound-mib'], 'SOAK_RSS_PEAK_BOUND_MIB', 384)
   }
 }
 
@@ -436,6 +440,9 @@ async function soak (): Promise<number> {
   if (growth > opts.rssBoundMiB * MiB) {
     problem('RSS growth over the bound', `${mib(growth)} MiB > ${opts.rssBoundMiB} MiB`)
   }
+  if (peak > opts.rssPeakBoundMiB * MiB) {
+    problem('peak RSS over the bound', `${mib(peak)} MiB > ${opts.rssPeakBoundMiB} MiB`)
+  }
   // RSS over the last third of the run: the first sample in it against the last (the end of the load).
   let lastThird: { fromS: number, toS: number, rssGrowthMiB: number, boundMiB: number } | undefined
   if (samples.length > 0) {
@@ -490,7 +497,8 @@ async function soak (): Promise<number> {
   lines.push('', `upstream requests: ${Object.entries(upstream.counts()).map(([op, n]) => `${op} ${n}`).join(', ')}`)
   lines.push(`upstream behaviours: ${Object.entries(injected).sort().map(([kind, n]) => `${kind} ${n}`).join(', ')}`)
   lines.push('', `service RSS (after gc): start ${mib(startMemory.rss)} MiB, ` +
-    `after warm-up ${mib(warmMemory.rss)} MiB, end ${mib(endMemory.rss)} MiB, peak ${mib(peak)} MiB`)
+    `after warm-up ${mib(warmMemory.rss)} MiB, end ${mib(endMemory.rss)} MiB, peak ${mib(peak)} MiB ` +
+    `(bound ${opts.rssPeakBoundMiB} MiB)`)
   lines.push(`RSS growth after warm-up: ${mib(growth)} MiB (bound ${opts.rssBoundMiB} MiB)`)
   // Not a bound (a short run is too noisy for one), but what a slow leak shows first: run longer to see it.
   const perRequest = (endMemory.heapUsed - warmMemory.heapUsed) / Math.max(1, warmedRequests)

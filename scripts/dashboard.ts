@@ -215,7 +215,7 @@ export function dashboard () {
     }),
     panel('Resident memory', 8, 44, {
       unit: 'bytes',
-      description: 'Resident set size of each instance; the Deployment requests 192 MiB and limits 384 MiB. A ' +
+      description: 'Resident set size of each instance; the Deployment requests 384 MiB and limits 512 MiB. A ' +
         'restart shows as a gap (alert BffInstanceRestarted).',
       targets: [
         { expr: `process_resident_memory_bytes{${JOB}}`, legend: 'rss {{instance}}' },
