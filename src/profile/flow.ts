@@ -17,8 +17,12 @@ import { NO_PROFILE_OBSERVER, type ProfileObserver } from './observer.ts'
 import { createSingleFlight } from './single-flight.ts'
 import { profileSpans } from './spans.ts'
 
-/** A loaded profile with its serialized JSON and their entity tag, shared read-only by the requests of one load. */
-export interface AnsweredProfile extends LoadedProfile {
+/**
+ * A loaded profile as its serialized JSON and their entity tag, shared read-only by the requests of one load. Not the
+ * composed profile: held until every request of the load has closed, it would keep that tree and what it shares of
+ * the upstream answers alive past the serialization.
+ */
+export interface AnsweredProfile extends Pick<LoadedProfile, 'degraded' | 'stale' | 'age' | 'freshness'> {
   body: Buffer
   /** A strong ETag, quotes included: the same bytes, whatever the encoding they are sent in, give the same tag. */
   etag: string
@@ -64,7 +68,8 @@ export function createProfileFlow (options: {
     // After the answer has gone (the route sends it in the microtasks that follow), once per load; the closure holds
     // the bytes only, not the composed profile, which would otherwise outlive the request.
     if (keep !== undefined && lastKnown !== null) setImmediate(() => { lastKnown.write(caller, keep, body) })
-    return { ...loaded, body, etag: entityTag(body) }
+    const { degraded, stale, age, freshness } = loaded
+    return { body, etag: entityTag(body), degraded, stale, age, freshness }
   }
 
   return function profileOf (caller: Caller, request: ProfileRequest): Promise<AnsweredProfile> {
