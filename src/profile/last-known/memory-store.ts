@@ -56,10 +56,10 @@ export function memoryStore (maxBytes: number, observer: LastKnownObserver): Cop
       }
       return Promise.resolve(undefined)
     },
-    write (name, chunks) {
+    write (name, chunks, known) {
       const times = chunks[0] ?? Buffer.alloc(0)
       const profile = profileOf(chunks)
-      const digest = hash('sha256', profile, 'buffer')
+      const digest = known ?? hash('sha256', profile, 'buffer')
       const held = copies.get(name)
       // A profile seldom changes between requests: then only its times are new, the compressed string is kept.
       let packed = held !== undefined && sameDigest(held.packed, digest) ? held.packed : undefined
