@@ -1,7 +1,9 @@
 // The application as a plugin tree. buildApp() makes a Fastify instance without listening: server.ts
 // listens, tests inject or listen on port 0, the dev runner and the benchmark wire it to the sandbox.
-import Fastify, { type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifySchemaCompiler, type FastifyServerOptions } from 'fastify'
 import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { TSchema } from 'typebox'
+import { Compile } from 'typebox/compile'
 import type { Dispatcher } from 'undici'
 import { clientErrorHandlerFor } from './client-errors.ts'
 import type { Config } from './config.ts'
@@ -44,6 +46,18 @@ export interface AppOverrides {
 // Probes and scrapes arrive every few seconds from machines, not people: they get no span.
 const UNTRACED: ReadonlySet<string> = new Set([LIVE_PATH, READY_PATH, METRICS_PATH])
 
+/**
+ * TypeBox's validator compiler, but headers, a query or params that already meet their schema are left as they are:
+ * TypeBox's converts them in place and hands them back, and Fastify keeps what it is handed beside the raw headers,
+ * so that every later read of `request.headers` merges the two into a new object. Bodies go to TypeBox's as they are.
+ */
+const validatorCompiler: FastifySchemaCompiler<TSchema> = route => {
+  const converting = TypeBoxValidatorCompiler(route)
+  if (route.httpPart === 'body') return converting
+  const valid = Compile(route.schema)
+  return value => valid.Check(value) || converting(value)
+}
+
 export async function buildApp (config: Config, overrides: AppOverrides = {}) {
   // Tracing was started (or not) before the app was imported (server.ts); read once, here.
   const tracer = activeTracer()
@@ -64,7 +78,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
     ajv: { customOptions: { removeAdditional: false } }
   }).withTypeProvider<TypeBoxTypeProvider>()
   // TypeBox's compiled validators check requests too: one validator for every contract.
-  fastify.setValidatorCompiler(TypeBoxValidatorCompiler)
+  fastify.setValidatorCompiler(validatorCompiler)
 
   // First, so that every later hook, the handlers and their log lines run inside the request's span.
   if (tracer !== null) await fastify.register(serverSpans, { tracer, untraced: UNTRACED })

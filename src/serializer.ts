@@ -1,8 +1,8 @@
 // The profile's bytes, written by fast-json-stringify (the compiler Fastify uses for every response schema) from
 // the route's schema, so undeclared fields are dropped as on any route. Two measured exceptions (docs/performance.md,
 // register: Serializer nullable rewrite, Serializer bytes): each `anyOf: [T, null]` is given to the compiler as a
-// nullable T (it would run an ajv validator of each branch on every write), and a profile with a long list is
-// written field by field and that list item by item, so that no piece is a large two-byte string.
+// nullable T (it would run an ajv validator of each branch on every write), and a profile is written field by field
+// (a long list item by item), so that only the pieces with a wide character are flattened as two-byte strings.
 import fastJsonStringify from 'fast-json-stringify'
 import { VALUE_KEYWORDS } from './json-schema.ts'
 
@@ -51,7 +51,7 @@ export function nullableForSerializer<T> (schema: T, shared: Record<string, unkn
   return out as T
 }
 
-interface Field { name: string, key: string, write: Write, item: Write | undefined }
+interface Field { name: string, prefix: string, write: Write, item: Write | undefined }
 
 // The keywords of an object schema whose JSON is its declared fields in order, each written by its own schema.
 const PLAIN_OBJECT = new Set(['type', 'properties', 'required', 'additionalProperties', '$id', 'title', 'description',
@@ -75,7 +75,8 @@ function piecewiseFields (schema: SchemaNode, shared: Record<string, unknown>): 
     const list = own.type === 'array' && isObject(own.items) && !('nullable' in own) && !('default' in own.items)
     fields.push({
       name,
-      key: `${JSON.stringify(name)}:`,
+      // What comes before its value: the object's brace or the comma, and the name.
+      prefix: `${fields.length === 0 ? '{' : ','}${JSON.stringify(name)}:`,
       write: compile(property, shared),
       item: list ? compile(own.items, shared) : undefined
     })
@@ -100,16 +101,16 @@ export function routeSerializer<T> (schema: unknown, shared: Record<string, unkn
   const top = nullableForSerializer(schema, shared) as SchemaNode
   const whole = compile(top, schemas)
   const fields = piecewiseFields(top, schemas)
-  if (fields === undefined) return value => Buffer.from(whole(value))
+  if (fields === undefined || fields.length === 0) return value => Buffer.from(whole(value))
+  // Field by field even with short lists: one string of the whole profile is flattened two bytes a character when any
+  // field holds a wide one (a Cyrillic name), while the pieces of the cars, most of the bytes, stay one-byte.
   return value => {
-    if (!isPlainObject(value) || !fields.some(field => isLong(field, value[field.name]))) {
-      return Buffer.from(whole(value))
-    }
+    if (!isPlainObject(value)) return Buffer.from(whole(value))
     const pieces: string[] = []
     for (const field of fields) {
       const member = value[field.name]
       if (member === undefined) throw new Error(`${JSON.stringify(field.name)} is required!`)
-      pieces.push(pieces.length === 0 ? `{${field.key}` : `,${field.key}`)
+      pieces.push(field.prefix)
       if (!isLong(field, member)) {
         pieces.push(field.write(member))
         continue

@@ -17,8 +17,12 @@ import { NO_PROFILE_OBSERVER, type ProfileObserver } from './observer.ts'
 import { createSingleFlight } from './single-flight.ts'
 import { profileSpans } from './spans.ts'
 
-/** A loaded profile with its serialized JSON and their entity tag, shared read-only by the requests of one load. */
-export interface AnsweredProfile extends LoadedProfile {
+/**
+ * A loaded profile as its serialized JSON and their entity tag, shared read-only by the requests of one load. Not the
+ * composed profile: held until every request of the load has closed, it would keep that tree and what it shares of
+ * the upstream answers alive past the serialization.
+ */
+export interface AnsweredProfile extends Pick<LoadedProfile, 'degraded' | 'stale' | 'age' | 'freshness'> {
   body: Buffer
   /** A strong ETag, quotes included: the same bytes, whatever the encoding they are sent in, give the same tag. */
   etag: string
@@ -28,10 +32,10 @@ export interface AnsweredProfile extends LoadedProfile {
 const ETAG_HASH_CHARS = 22
 
 /**
- * The entity tag of a profile's bytes: a digest, from which no field can be read, and the same on every instance
- * (no secret, no clock), so that an answer from one instance validates against another's.
+ * The entity tag of a profile's bytes from their SHA-256: a digest, from which no field can be read, and the same on
+ * every instance (no secret, no clock), so that an answer from one instance validates against another's.
  */
-const entityTag = (body: Buffer): string => `"${hash('sha256', body, 'base64url').slice(0, ETAG_HASH_CHARS)}"`
+const entityTag = (digest: Buffer): string => `"${digest.toString('base64url').slice(0, ETAG_HASH_CHARS)}"`
 
 /** What the flow needs of the request: its id, inbound headers, log, and the answer it may abandon. */
 export interface ProfileRequest {
@@ -61,10 +65,13 @@ export function createProfileFlow (options: {
     const loaded = await loading
     const body = serialize(loaded.profile)
     const keep = loaded.keep
+    // Hashed once: the tag, and the memory store's check whether the copy it holds changed.
+    const digest = hash('sha256', body, 'buffer')
     // After the answer has gone (the route sends it in the microtasks that follow), once per load; the closure holds
     // the bytes only, not the composed profile, which would otherwise outlive the request.
-    if (keep !== undefined && lastKnown !== null) setImmediate(() => { lastKnown.write(caller, keep, body) })
-    return { ...loaded, body, etag: entityTag(body) }
+    if (keep !== undefined && lastKnown !== null) setImmediate(() => { lastKnown.write(caller, keep, body, digest) })
+    const { degraded, stale, age, freshness } = loaded
+    return { body, etag: entityTag(digest), degraded, stale, age, freshness }
   }
 
   return function profileOf (caller: Caller, request: ProfileRequest): Promise<AnsweredProfile> {

@@ -86,17 +86,20 @@ export async function loadProfile (ctx: LoadContext, caller: Caller, headers: Tr
       lastKnown?.forget(caller)
       throw new ClientNotFoundError()
     }
-    const found = passport.value
     // Another client's record must never reach this caller, whatever the upstream does.
-    if (found.uid_client.toUpperCase() !== caller.uid_client) {
+    if (passport.value.uid_client.toUpperCase() !== caller.uid_client) {
       lastKnown?.forget(caller)
       const { operation, status, redirects, duration_ms: duration } = passport.exchange
       throw upstreamError('contract', { operation, status, redirects, duration_ms: duration })
     }
     // The dealers get what is left of the budget; when nothing is, they fail at once and are degraded.
-    const { sections, failures } = await loadDealerSections(upstream, caller.uid_client,
+    const dealers = loadDealerSections(upstream, caller.uid_client,
       { headers, signal, timeoutMs: Math.max(1, remaining()), caller: who }, log)
-    const part = ctx.composer.passportPart(found)
+    // Composed while the dealer calls are out, and the passport answer let go: what the profile does not keep of it
+    // dies young instead of living through the dealer calls (every await keeps this function's variables).
+    const part = ctx.composer.passportPart(passport.value)
+    passport = undefined
+    const { sections, failures } = await dealers
     if (lastKnown === null) return loaded(assemble(part, sections, []), 'fresh')
 
     const now = lastKnown.now()

@@ -4,6 +4,7 @@
 // the data, a tag that does not match or a malformed one get the 200; a stale answer has its own tag, and its 304
 // keeps x-stale and Age; the 304 counts among the profile's answers in the metrics. Time is a fake clock.
 import t, { type Test } from 'tap'
+import { hash } from 'node:crypto'
 import { request } from 'node:http'
 import { brotliDecompressSync } from 'node:zlib'
 import * as fx from '../../schemas/fixtures.ts'
@@ -64,6 +65,8 @@ t.test('a 200 has a strong ETag, the same with and without compression, and none
   const plain = await profile(base, ivanov.identity)
   t.equal(plain.status, 200)
   t.match(tagOf(plain), STRONG_TAG, 'a strong tag: quoted, no W/')
+  // The same bytes give the same tag on any instance and any release: SHA-256 of the JSON, base64url, 22 characters.
+  t.equal(tagOf(plain), `"${hash('sha256', plain.bytes, 'base64url').slice(0, 22)}"`, 'the digest of the bytes sent')
   t.equal(plain.headers['cache-control'], 'private, no-store')
   for (const field of [ivanov.identity.uid_client, ivanov.identity.login]) {
     t.notOk(tagOf(plain).toLowerCase().includes(field.toLowerCase()), 'no identity in the tag')

@@ -38,9 +38,9 @@ export interface LastKnown {
   fresh (entry: LastKnownEntry): boolean
   /**
    * Keeps the answered profile (`body`, its serialized JSON) as the caller's copy of the sections `times`
-   * names; best-effort, call it once the answer has gone.
+   * names; best-effort, call it once the answer has gone. `digest`: the body's SHA-256 when the caller has it.
    */
-  write (caller: Caller, times: SectionTimes, body: Buffer): void
+  write (caller: Caller, times: SectionTimes, body: Buffer, digest?: Buffer): void
   /**
    * Deletes the caller's copy (the account is gone, or the passport named someone else): in this instance's memory,
    * or in Redis, retried until Redis confirms it and never served by this instance meanwhile.
@@ -108,7 +108,7 @@ export function createLastKnown (options: LastKnownOptions): LastKnown | null {
       return freshMs > 0 && passport !== undefined && discount !== undefined && contractor !== undefined &&
         passport.at > since && discount.at > since && contractor.at > since
     },
-    write (caller, times, body) { store.write(names(caller)[0]!, encodeEntry(times, body)) },
+    write (caller, times, body, digest) { store.write(names(caller)[0]!, encodeEntry(times, body), digest) },
     forget (caller) { store.delete(names(caller)) },
     get size () { return store.size },
     close () { store.clear() }

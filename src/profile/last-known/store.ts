@@ -7,8 +7,11 @@ export interface CopyStore {
    * failure or after `timeoutMs`: a read never fails a request.
    */
   read (names: readonly string[], timeoutMs: number): Promise<Buffer | undefined>
-  /** Best-effort, never awaited: the answer has already gone. The copy is the chunks' concatenation. */
-  write (name: string, chunks: readonly Buffer[]): void
+  /**
+   * Best-effort, never awaited: the answer has already gone. The copy is the chunks' concatenation; `digest`, when
+   * given, is the SHA-256 of the profile (every chunk but the first).
+   */
+  write (name: string, chunks: readonly Buffer[], digest?: Buffer): void
   /**
    * Deletes the copy under every name. Redis: retried until Redis confirms it (within bounds), and no copy under
    * a name whose delete is pending is read meanwhile.
