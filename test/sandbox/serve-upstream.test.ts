@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import t from 'tap'
 import { ivanov } from '../../sandbox/seed.ts'
-import { freePort } from '../helpers/real-servers.ts'
+import { freePort, WITHOUT_COVERAGE } from '../helpers/real-servers.ts'
 import { untilListening, type LogLine } from '../helpers/server-logs.ts'
 
 const root = (path: string) => fileURLToPath(new URL(`../../${path}`, import.meta.url))
@@ -66,9 +66,16 @@ t.test('the printed .env and token command get a profile from npm start against 
 
   // npm start's entry, reading the same .env; only the address is chosen here, and event-loop shedding is off:
   // on a loaded machine the process's own start-up lags its loop past the bound and the first request got 503.
+  // It ends with SIGKILL, so it runs without coverage (none would be written).
   const server = spawn(process.execPath, [root('src/server.ts')], {
     cwd: dir,
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', UNDER_PRESSURE_MAX_EVENT_LOOP_DELAY_MS: '0' },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      UNDER_PRESSURE_MAX_EVENT_LOOP_DELAY_MS: '0',
+      ...WITHOUT_COVERAGE
+    },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   const serverExited = once(server, 'exit')

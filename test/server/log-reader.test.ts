@@ -28,7 +28,7 @@ async function startWithLogReader (t: Test) {
     DEALER_API_KEY: DEALER_KEY,
     AUTH_JWT_SECRET: JWT_SECRET,
     SHUTDOWN_GRACE_MS: '2000'
-  }, { stdout: reader.stdin! })
+  }, { stdout: reader.stdin!, covered: true })
   reader.stdin!.destroy()
   return { server, reader }
 }

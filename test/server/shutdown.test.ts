@@ -33,7 +33,8 @@ function serverEnv (sandbox: SandboxUpstream, env: Record<string, string> = {}):
 async function startServer (
   t: Test, sandbox: SandboxUpstream, env: Record<string, string> = {}
 ): Promise<ServerProcess> {
-  return await startServerProcess(t, serverEnv(sandbox, env))
+  // Each test ends the process with SIGTERM: its coverage of the shutdown is written.
+  return await startServerProcess(t, serverEnv(sandbox, env), { covered: true })
 }
 
 /** Resolves with the error code of a refused connection; a connection that is accepted is closed and tried again. */
