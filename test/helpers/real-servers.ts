@@ -114,8 +114,10 @@ export interface RedisServer {
   url: string
   /** SIGKILL, as a crash would. */
   kill (): Promise<void>
-  /** Starts it again on the same port, empty. */
+  /** Starts it again on the same port, with what its last SAVE wrote (nothing, if none). */
   start (): Promise<void>
+  /** The keys the last start loaded from that snapshot, once its log has said so. */
+  loadedKeys (): number | undefined
   /** SIGSTOP / SIGCONT: connections stay open, commands go unanswered, as with a Redis that hangs. */
   pause (): void
   resume (): void
@@ -127,6 +129,7 @@ export async function startRedis (t: Test, binary: string,
   const chosen = port ?? await freePort()
   const dir = mkdtempSync(join(tmpdir(), 'bff-redis-'))
   let current: Process | undefined
+  let log = ''
   const server: RedisServer = {
     port: chosen,
     url: `redis://127.0.0.1:${chosen}`,
@@ -136,10 +139,17 @@ export async function startRedis (t: Test, binary: string,
     },
     async start () {
       await server.kill()
+      log = ''
+      // At notice level Redis logs the keys it loads from a snapshot (one line per start; nothing at run time).
       current = run(binary,
         ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir,
-          '--loglevel', 'warning'])
+          '--loglevel', 'notice'])
+      current.child.stdout!.setEncoding('utf8').on('data', (text: string) => { log += text })
       await accepting(chosen, current.child, current.stderr)
+    },
+    loadedKeys () {
+      const loaded = /keys loaded: (\d+)/.exec(log)?.[1]
+      return loaded === undefined ? undefined : Number(loaded)
     },
     pause () { current?.child.kill('SIGSTOP') },
     resume () { current?.child.kill('SIGCONT') }
