@@ -14,7 +14,7 @@ const DIGEST_BYTES = 32
  * What a copy costs beyond its bytes and its name: the entry and its strings' headers, the name's, and the LRU's
  * slots (measured with test/profile/memory-bound.test.ts; docs/performance.md), so the bound is the store's footprint.
  */
-export const ENTRY_OVERHEAD_BYTES = 200
+export const ENTRY_OVERHEAD_BYTES = 300
 
 /** One copy: digest and compressed profile (latin1), and the times chunk as it was written (latin1). */
 interface Held { readonly packed: string, readonly times: string }
