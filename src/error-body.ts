@@ -6,7 +6,7 @@ import Negotiator from 'negotiator'
 import type { FastifyError } from 'fastify'
 import type { ErrorBody } from '../schemas/errors.ts'
 import {
-  BadRequestError, detailIn, errorCodes, InternalError, languages, messageIn, PayloadTooLargeError,
+  AppUpdateRequiredError, BadRequestError, detailIn, errorCodes, InternalError, languages, messageIn, PayloadTooLargeError,
   UnsupportedMediaTypeError, validationIn, type Language
 } from './errors.ts'
 
@@ -37,6 +37,9 @@ export function toErrorBody (error: FastifyError, language: Language = 'en'): Er
   if (error.validation !== undefined) {
     const { message, validation, validationContext } = error
     return body('BAD_REQUEST', validationIn({ message, validation, validationContext }, language), 400)
+  }
+  if (error instanceof AppUpdateRequiredError) {
+    return { ...body(error.code, messageIn(error, language)), min_app_version: error.minAppVersion }
   }
   if (catalog.has(error.code)) return body(error.code, messageIn(error, language))
   const known = fastifyCodes[error.code]?.()

@@ -142,12 +142,19 @@ export const RateLimitedError = coded('RATE_LIMITED', 429, {
   ru: (seconds: number) => `Слишком много запросов, повторите через ${secondsRu(seconds)}`
 })
 // x-app-version below MIN_APP_VERSION: the app shows the message and sends its user to the store.
-export const AppUpdateRequiredError = coded('APP_UPDATE_REQUIRED', 426, {
+export class AppUpdateRequiredError extends coded('APP_UPDATE_REQUIRED', 426, {
   en: (minimum: string) =>
     `This version of the app is no longer supported; update the app to version ${minimum} or later`,
   ru: (minimum: string) =>
     `Эта версия приложения больше не поддерживается. Обновите приложение до версии ${minimum} или новее.`
-})
+}) {
+  /** The oldest version served, the body's `min_app_version`. */
+  readonly minAppVersion: string
+  constructor (minimum: string) {
+    super(minimum)
+    this.minAppVersion = minimum
+  }
+}
 export const InternalError = coded('INTERNAL_ERROR', 500, {
   en: () => 'Internal server error',
   ru: () => 'Внутренняя ошибка сервиса'

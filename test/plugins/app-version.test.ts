@@ -48,10 +48,15 @@ t.test('MIN_APP_VERSION: older is 426 before the token is even read, newer and n
       statusCode: 426,
       code: 'APP_UPDATE_REQUIRED',
       error: 'Upgrade Required',
-      message: 'This version of the app is no longer supported; update the app to version 2.3.0 or later'
+      message: 'This version of the app is no longer supported; update the app to version 2.3.0 or later',
+      min_app_version: '2.3.0'
     })
     t.ok(res.headers.get('x-request-id'), 'an error answer like any other')
   }
+  const russian = await get(origin, '2.2.9', { ...token, 'accept-language': 'ru' })
+  t.match(russian.body, { code: 'APP_UPDATE_REQUIRED', min_app_version: '2.3.0', message: /до версии 2\.3\.0/ },
+    'the same field in every language')
+  t.notOk('min_app_version' in (await get(origin, undefined)).body, 'no other error carries it')
   const anonymous = await get(origin, '1.0.0')
   t.equal(anonymous.status, 426, 'without a token too: the app must update before anything else helps')
 
@@ -122,7 +127,11 @@ t.test('the OpenAPI document: the header with its format, and the 400 and 426 an
   t.equal(header.schema.pattern.slice(0, 11), '^(?:0|[1-9]', 'the semver.org grammar')
   t.match(header.description, /semver\.org 2\.0\.0/)
   t.match(op.responses['426'].content['application/json'].examples.APP_UPDATE_REQUIRED.value,
-    { statusCode: 426, code: 'APP_UPDATE_REQUIRED' })
+    { statusCode: 426, code: 'APP_UPDATE_REQUIRED', min_app_version: '2.14.0' })
+  const errorBody = (await app.inject('/docs/json')).json().components.schemas.ErrorBody
+  t.match(errorBody.properties.min_app_version, { type: 'string', description: /APP_UPDATE_REQUIRED/ },
+    'min_app_version is declared, so generated models carry it')
+  t.notOk(errorBody.required.includes('min_app_version'), 'optional: only the 426 has it')
   t.ok(op.responses['400'].content['application/json'].examples.BAD_REQUEST)
 })
 
