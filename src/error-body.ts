@@ -6,8 +6,8 @@ import Negotiator from 'negotiator'
 import type { FastifyError } from 'fastify'
 import type { ErrorBody } from '../schemas/errors.ts'
 import {
-  AppUpdateRequiredError, BadRequestError, detailIn, errorCodes, InternalError, languages, messageIn, PayloadTooLargeError,
-  UnsupportedMediaTypeError, validationIn, type Language
+  AppUpdateRequiredError, BadRequestError, detailIn, errorCodes, InternalError, languages, messageIn,
+  PayloadTooLargeError, UnsupportedMediaTypeError, validationIn, type Language
 } from './errors.ts'
 
 // Not the ESM namespace: building it reads http's lazy WebSocket getters, loading Node's bundled undici (~13 MiB).

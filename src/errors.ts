@@ -2,6 +2,7 @@
 // its message in each language (in the manner of fastify's lib/errors.js). Messages say what failed, never
 // how: no key, URL, stack or upstream body. An error's own `message` (logs, tests) is the English text.
 import createError from '@fastify/error'
+import { APP_VERSION_HEADER } from '../schemas/app-version.ts'
 
 /** The languages of every message; the answer's is chosen by Accept-Language (plugins/app/errors.ts). */
 export const languages = ['ru', 'en'] as const
@@ -21,6 +22,10 @@ const SECONDS_RU: Record<string, string> = { one: 'секунду', few: 'сек
 const secondsRu = (n: number) => `${n} ${SECONDS_RU[russianPlural.select(n)]!}`
 const secondsEn = (n: number) => `${n} second${n === 1 ? '' : 's'}`
 
+/** BAD_REQUEST's detail for a malformed x-app-version header (plugins/app/app-version.ts). */
+export const MALFORMED_APP_VERSION = `${APP_VERSION_HEADER} must be a semantic version such as 2.14.0 ${
+  '(MAJOR.MINOR.PATCH, optionally -prerelease and +build)'}` as const
+
 /** SERVICE_UNAVAILABLE's detail while the identity provider's key set has not loaded: no token can be verified. */
 export const KEY_SET_NOT_LOADED = 'The identity provider\'s key set has not loaded yet'
 
@@ -37,6 +42,11 @@ export const details = {
     {
       en: 'The request content-length does not match its body',
       ru: 'Заголовок Content-Length не совпадает с размером тела запроса'
+    },
+    {
+      en: MALFORMED_APP_VERSION,
+      ru: 'Заголовок x-app-version должен содержать версию приложения в формате семантического версионирования, ' +
+        'например 2.14.0 (MAJOR.MINOR.PATCH, допускаются -prerelease и +build)'
     }
   ],
   UNAUTHORIZED: [
@@ -72,6 +82,8 @@ export const details = {
 } as const satisfies Record<string, readonly Texts[]>
 
 type DetailCode = keyof typeof details
+/** The English texts an error of `code` may be thrown with: any other is a type error, so none lacks Russian. */
+export type Detail<C extends DetailCode> = typeof details[C][number]['en']
 
 /** A detail in `language`: its listed translation, or the code's general text when it is not listed. */
 export function detailIn (code: DetailCode, english: string, language: Language): string {
@@ -80,7 +92,7 @@ export function detailIn (code: DetailCode, english: string, language: Language)
   return listed[language]
 }
 
-const detailed = (code: Exclude<DetailCode, 'RATE_LIMITED'>): Messages<[detail: string]> =>
+const detailed = <C extends Exclude<DetailCode, 'RATE_LIMITED'>>(code: C): Messages<[detail: Detail<C>]> =>
   ({ en: detail => detail, ru: detail => detailIn(code, detail, 'ru') })
 
 /** The catalog's messages by code, filled by `coded` below. */

@@ -10,7 +10,7 @@ import { ConsoleAnswer, ConsoleRequest, consoleRequestVariants } from '../../sch
 import { CONSOLE_KEY_HEADER, consoleOperatorCheck } from '../auth/key-check.ts'
 import { consoleOperators, type Config } from '../config.ts'
 import {
-  BadRequestError, InternalError, PayloadTooLargeError, RateLimitedError, ServiceUnavailableError, UnauthorizedError,
+  InternalError, PayloadTooLargeError, RateLimitedError, ServiceUnavailableError, UnauthorizedError,
   UnsupportedMediaTypeError, UpstreamBadResponseError, UpstreamTimeoutError, UpstreamUnavailableError
 } from '../errors.ts'
 import { errorResponse } from '../plugins/external/docs.ts'
@@ -100,7 +100,13 @@ function toAnswer (exchange: Exchange, redact: Redactor): ConsoleAnswer {
 
 const UNAUTHORIZED = `Send the console key in the ${CONSOLE_KEY_HEADER} header`
 // Documentation examples of the error answers.
-const BAD_PARAMS = 'body/params/uid_client must match format "uuid"'
+// A validation failure as Fastify raises it, so the example is what the error handler makes of one.
+const BAD_PARAMS = Object.assign(new Error('body/params/uid_client must match format "uuid"'), {
+  statusCode: 400,
+  code: 'FST_ERR_VALIDATION',
+  validationContext: 'body' as const,
+  validation: [{ instancePath: '/params/uid_client', schemaPath: '', keyword: 'format', params: { format: 'uuid' } }]
+})
 const EXAMPLE_OPERATION = operationNames[0]!
 
 const consoleRoute: FastifyPluginAsyncTypebox<{ config: Config }> = async (fastify, { config }) => {
@@ -167,7 +173,7 @@ const consoleRoute: FastifyPluginAsyncTypebox<{ config: Config }> = async (fasti
       response: {
         200: ref(ConsoleAnswer),
         400: errorResponse('The body is not a console request: unknown operation, bad or extra field, or not JSON.',
-          [new BadRequestError(BAD_PARAMS)]),
+          [BAD_PARAMS]),
         401: errorResponse('No console key, or a wrong one.', [new UnauthorizedError(UNAUTHORIZED)], {
           'www-authenticate': {
             type: 'string', description: 'Names the header to send.', examples: [CONSOLE_CHALLENGE]

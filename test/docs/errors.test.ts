@@ -4,7 +4,8 @@ import t from 'tap'
 import { Compile } from 'typebox/compile'
 import { ErrorBody } from '../../schemas/errors.ts'
 import * as catalog from '../../src/errors.ts'
-import { buildTestApp } from '../helpers/build-app.ts'
+import { buildTestApp, CONSOLE_KEY } from '../helpers/build-app.ts'
+import { bearer, claimsFor, hs256 } from '../helpers/tokens.ts'
 
 type Json = Record<string, any>
 
@@ -116,5 +117,58 @@ t.test('every Russian message is in Cyrillic and says something other than the E
     const ru = messages.ru(...args)
     t.match(ru, /[а-яё]/i, `${code}: ${ru}`)
     t.not(ru, messages.en(...args), `${code} is translated`)
+  }
+})
+
+/** Every way a request can earn an error whose message has a free detail, as an app or an operator sends it. */
+const METRICS_KEY = 'metrics-key-for-tests-0123456789'
+const consoleCall = (body: string, headers: Record<string, string> = {}) => ({
+  method: 'POST' as const,
+  url: '/request-console',
+  headers: { 'content-type': 'application/json', 'x-console-key': CONSOLE_KEY, ...headers },
+  payload: body
+})
+interface Refusal { method?: 'GET' | 'POST', url: string, headers?: Record<string, string>, payload?: string }
+const refusals: Record<string, Refusal> = {
+  'a malformed x-app-version': { url: '/api/users/profile', headers: { 'x-app-version': 'v2.14' } },
+  'no bearer token': { url: '/api/users/profile' },
+  'a malformed token': { url: '/api/users/profile', headers: { authorization: 'Bearer not-a-jwt' } },
+  'an expired token': {
+    url: '/api/users/profile', headers: bearer(hs256(claimsFor(undefined, { iat: 1, exp: 2 })))
+  },
+  'a token of another secret': {
+    url: '/api/users/profile', headers: bearer(hs256(claimsFor(), 'another-secret-of-thirty-two-characters!'))
+  },
+  'a token without the client claims': { url: '/api/users/profile', headers: bearer(hs256({ sub: 'x', exp: 2e9 })) },
+  'no console key': { ...consoleCall('{}', { 'x-console-key': '' }) },
+  'a console body that is not JSON': consoleCall('{"operation":'),
+  'an empty console body': consoleCall(''),
+  'a console body without its operation': consoleCall('{"params":{}}'),
+  'an unknown operation': consoleCall('{"operation":"passport.drop_tables","params":{}}'),
+  'an extra field': consoleCall('{"operation":"dealer.discount","params":{"uid_client":' +
+    '"3E7A2C55-91B0-4F6D-B2C8-0A4D5E6F7081"},"debug":true}'),
+  'a malformed UUID': consoleCall('{"operation":"dealer.discount","params":{"uid_client":"nope"}}'),
+  'metrics without their key': { url: '/metrics' }
+}
+
+t.test('every detail the service sends is in Russian too, never only the generic text', async t => {
+  const { app } = await buildTestApp(t, { METRICS_API_KEY: METRICS_KEY })
+  const generic = new Map(Object.entries(catalog.details).map(([code, texts]) => [code, texts[0]!]))
+  for (const [what, request] of Object.entries(refusals)) {
+    const said: Partial<Record<catalog.Language, Json>> = {}
+    for (const language of catalog.languages) {
+      const res = await app.inject({ ...request, headers: { ...request.headers, 'accept-language': language } })
+      said[language] = res.json()
+      t.equal(res.headers['content-language'], language, `${what}: answered in ${language}`)
+    }
+    const { en, ru } = said as Record<catalog.Language, Json>
+    t.ok(en.statusCode >= 400 && en.statusCode < 500, `${what}: refused (${en.statusCode} ${en.code})`)
+    t.equal(ru.code, en.code, `${what}: the same code in both`)
+    t.match(ru.message, /[а-яё]/i, `${what}: "${ru.message}" is Russian`)
+    t.notMatch(en.message, /[а-яё]/i, `${what}: "${en.message}" is English`)
+    const fallback = generic.get(en.code)
+    if (fallback !== undefined && en.message !== fallback.en) {
+      t.not(ru.message, fallback.ru, `${what}: "${en.message}" has its own Russian text, not the generic one`)
+    }
   }
 })

@@ -192,7 +192,7 @@ async function listening (t: Test, defaultLanguage?: Language): Promise<string> 
   }
   app.get<{ Params: { code: keyof typeof thrown, i: string } }>('/detail/:code/:i', async request => {
     const { code, i } = request.params
-    throw new thrown[code](details[code][Number(i)]!.en)
+    throw new (thrown[code] as new (detail: string) => FastifyError)(details[code][Number(i)]!.en)
   })
   t.teardown(() => app.close())
   return await app.listen({ host: '127.0.0.1', port: 0 })
@@ -211,7 +211,8 @@ t.test('every catalog code answers in Russian and in English over HTTP, its code
       const res = await get(`${origin}/said/${i}`, language)
       t.equal(res.status, error.statusCode, `${error.code} ${language}: its status`)
       const { statusCode, code } = error
-      const expected = { statusCode, code, error: res.body.error, message: texts[language] }
+      const extra = error instanceof AppUpdateRequiredError ? { min_app_version: '2.3.0' } : {}
+      const expected = { statusCode, code, error: res.body.error, message: texts[language], ...extra }
       t.same(res.body, expected, `${error.code} in ${language}`)
       t.equal(res.headers.get('content-language'), language)
       t.match(res.headers.get('vary'), /Accept-Language/)

@@ -8,12 +8,9 @@ import { lt } from 'semver'
 import { Compile } from 'typebox/compile'
 import { APP_VERSION_HEADER, AppVersion } from '../../../schemas/app-version.ts'
 import type { Config } from '../../config.ts'
-import { AppUpdateRequiredError, BadRequestError } from '../../errors.ts'
+import { AppUpdateRequiredError, BadRequestError, MALFORMED_APP_VERSION } from '../../errors.ts'
 import { errorResponse } from '../external/docs.ts'
 import { appVersionMetrics, createAppVersionCounts, type AppVersionCounts } from './app-version-counts.ts'
-
-const MALFORMED_APP_VERSION = `${APP_VERSION_HEADER} must be a semantic version such as 2.14.0 ` +
-  '(MAJOR.MINOR.PATCH, optionally -prerelease and +build)'
 
 declare module 'fastify' {
   interface FastifyRequest {

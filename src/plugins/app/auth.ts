@@ -15,7 +15,9 @@ import { KEY_SET_ALGORITHMS, type KeyAlgorithm } from '../../auth/jwk.ts'
 import { keySetMetrics, RemoteKeySet } from '../../auth/key-set.ts'
 import { issuedInTheFuture } from '../../auth/token-time.ts'
 import type { Config } from '../../config.ts'
-import { KEY_SET_NOT_LOADED, ServiceUnavailableError, SigningKeyPendingError, UnauthorizedError } from '../../errors.ts'
+import {
+  KEY_SET_NOT_LOADED, ServiceUnavailableError, SigningKeyPendingError, UnauthorizedError, type Detail
+} from '../../errors.ts'
 import { metricsOf } from './metrics.ts'
 
 /** The claims a caller's token must carry; others are ignored. */
@@ -73,7 +75,7 @@ export function verificationKey (
 const CHALLENGE = 'Bearer'
 const INVALID_TOKEN = 'Bearer error="invalid_token"'
 
-function refuse (reply: FastifyReply, challenge: string, message: string): Error {
+function refuse (reply: FastifyReply, challenge: string, message: Detail<'UNAUTHORIZED'>): Error {
   reply.header('www-authenticate', challenge)
   return new UnauthorizedError(message)
 }
