@@ -1,7 +1,8 @@
 // `npm run dev`: the service wired to an embedded sandbox upstream, for people without the real one.
 // Everything secret is generated for this run (upstream keys, JWT secret, console key), so it works on a
-// fresh clone with no .env and nothing it prints opens anything real. Only PORT, HOST and LOG_LEVEL are
-// read from the environment: an operator's upstream settings can never leak into the sandbox run.
+// fresh clone with no .env and nothing it prints opens anything real. Only PORT, HOST, LOG_LEVEL, the token claims
+// and MIN_APP_VERSION are read from the environment: an operator's upstream settings never leak into the sandbox
+// run. Its signing key is shared with `npm run token` through a private file while it runs (dev-secret.ts).
 // `npm run dev -- --jwks` verifies as with AUTH_JWKS_URL instead: the sandbox also serves a key set (an
 // RSA and an EC key) and the printed tokens are signed with those keys under their kid.
 import { randomBytes } from 'node:crypto'
@@ -12,6 +13,7 @@ import { prettyFactory } from 'pino-pretty'
 import { buildApp, type App } from '../src/app.ts'
 import { signToken, type PrivateJwk } from './sign.ts'
 import { startSandboxKeySet, type SandboxKeySet } from './jwks.ts'
+import { devSigningFile, removeDevSigning, writeDevSigning, type DevSigning } from './dev-secret.ts'
 import { ConfigError, loadConfig } from '../src/config.ts'
 import { loggerOptions } from '../src/logger.ts'
 import { DOCS_PREFIX } from '../src/plugins/external/docs.ts'
@@ -26,7 +28,7 @@ export const CONSOLE_PATH = '/request-console'
 export interface DevOptions {
   /**
    * Read for PORT (default 3000), HOST (default 127.0.0.1), LOG_LEVEL, the token claims AUTH_JWT_ISSUER,
-   * AUTH_JWT_AUDIENCE and AUTH_JWT_MAX_AGE_S, and with `jwks` AUTH_JWKS_REFRESH_S, only.
+   * AUTH_JWT_AUDIENCE and AUTH_JWT_MAX_AGE_S, MIN_APP_VERSION, and with `jwks` AUTH_JWKS_REFRESH_S, only.
    */
   env?: Record<string, string | undefined>
   /** Overrides env PORT; 0 picks a free port. */
@@ -61,6 +63,8 @@ export interface DevRun {
   docsUrl: string
   clients: DevClient[]
   consoleKey: string
+  /** What signs the printed tokens, for `npm run token` (written to a private file by `npm run dev`). */
+  signing: DevSigning
   /** Shell lines that work when pasted: the first client's profile, and a console call. */
   curl: { profile: string, console: string }
   /** Everything above as the text `npm run dev` prints. */
@@ -97,7 +101,7 @@ function baseUrl (address: AddressInfo): string {
   return `http://${host}:${address.port}`
 }
 
-function bannerText (run: Omit<DevRun, 'app' | 'banner' | 'close'>): string {
+function bannerText (run: Omit<DevRun, 'app' | 'banner' | 'close' | 'signing'>, minAppVersion?: string): string {
   const width = Math.max(...run.clients.map(c => c.label.length))
   const clients = run.clients.flatMap(c => [
     `  ${c.label.padEnd(width)}  login ${c.login}, vendor ${c.vendor}, uid_client ${c.uid_client}` +
@@ -119,6 +123,12 @@ function bannerText (run: Omit<DevRun, 'app' | 'banner' | 'close'>): string {
     '',
     'Console key (x-console-key):',
     `  ${run.consoleKey}`,
+    '',
+    'More tokens, for any test client, while this runs (in another terminal):',
+    '  npm run -s token -- --sub <uid_client> --login <digits> --vendor <code>',
+    ...(minAppVersion === undefined
+      ? []
+      : ['', `Minimum app version ${minAppVersion}: an older x-app-version gets 426 APP_UPDATE_REQUIRED.`]),
     '',
     'Try it:',
     `  ${run.curl.profile}`,
@@ -149,6 +159,8 @@ export async function startDev (
     AUTH_JWT_ISSUER: env.AUTH_JWT_ISSUER,
     AUTH_JWT_AUDIENCE: env.AUTH_JWT_AUDIENCE,
     AUTH_JWT_MAX_AGE_S: env.AUTH_JWT_MAX_AGE_S,
+    // So an app team can try its update screen (426 APP_UPDATE_REQUIRED) on the sandbox.
+    MIN_APP_VERSION: env.MIN_APP_VERSION,
     // Checked now; replaced below by the sandbox's real address once it listens.
     UPSTREAM_URL: 'http://127.0.0.1',
     PASSPORT_API_KEY: keys.passport,
@@ -210,10 +222,19 @@ export async function startDev (
       `-d ${shellQuote(consoleBody)} ${url}${CONSOLE_PATH}`
   }
   const info = { sandbox, keySet, url, docsUrl: `${url}${DOCS_PREFIX}`, clients, consoleKey, curl }
+  const signing: DevSigning = {
+    pid: process.pid,
+    url,
+    ...(keySet === null ? { secret: jwtSecret } : { jwk: keySet.signing.rsa }),
+    ...(config.AUTH_JWT_ISSUER === undefined ? {} : { issuer: config.AUTH_JWT_ISSUER }),
+    ...(config.AUTH_JWT_AUDIENCE === undefined ? {} : { audience: config.AUTH_JWT_AUDIENCE }),
+    maxAgeS: config.AUTH_JWT_MAX_AGE_S
+  }
   return {
     app,
     ...info,
-    banner: bannerText(info),
+    signing,
+    banner: bannerText(info, config.MIN_APP_VERSION),
     async close () {
       try {
         await app.close()
@@ -241,10 +262,21 @@ async function main (): Promise<void> {
     } else throw error
     process.exit(1)
   }
+  // `npm run token` signs with this run's key while it runs; the file goes with the run.
+  const signingFile = devSigningFile(process.env)
+  try {
+    await writeDevSigning(signingFile, run.signing)
+  } catch (error) {
+    run.app.log.warn({ err: error }, 'npm run token cannot reach this run: its signing file could not be written')
+  }
   closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
     if (err !== undefined) run.app.log.error({ err }, 'stopping after an error')
     else run.app.log.info({ signal }, 'stopping the service and the sandbox')
-    await run.close()
+    try {
+      await run.close()
+    } finally {
+      await removeDevSigning(signingFile)
+    }
   })
   process.stdout.write(run.banner)
 }

@@ -1,10 +1,12 @@
 // `npm run token -- --sub UUID --login DIGITS --vendor CODE [--ttl 1h] [--jwk FILE]`: mints a caller token
 // signed with AUTH_JWT_SECRET (from the environment, else from ./.env), or with a private JWK under its kid
-// for a service verifying with AUTH_JWKS_URL (an operator's smoke test), against a real upstream. Prints the token
-// and nothing else, so `$(npm run -s token ...)` captures it; problems go to stderr (exit 1), never the secret.
+// for a service verifying with AUTH_JWKS_URL (an operator's smoke test), against a real upstream; with neither, the
+// key of the `npm run dev` running on this machine (sandbox/dev-secret.ts). Prints the token and nothing else, so
+// `$(npm run -s token ...)` captures it; problems go to stderr (exit 1), never the secret.
 import { existsSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs, parseEnv } from 'node:util'
+import { devSigningFile, readDevSigning } from '../sandbox/dev-secret.ts'
 import { jwkSigner, MIN_SECRET_LENGTH, parseTtl, signToken, subjectProblems, type PrivateJwk } from '../sandbox/sign.ts'
 import { ConfigSchema } from '../src/config.ts'
 
@@ -19,6 +21,7 @@ export const USAGE = `Usage: npm run token -- --sub UUID --login DIGITS --vendor
 
 Signs with AUTH_JWT_SECRET from the environment, or from .env in the current directory, unless --jwk
 is given, and adds the iss and aud claims when AUTH_JWT_ISSUER and AUTH_JWT_AUDIENCE are set there.
+With neither, signs for the \`npm run dev\` running on this machine, as its printed tokens are.
 --ttl may not exceed AUTH_JWT_MAX_AGE_S (default 1d): the service would refuse the token once that old.`
 
 export interface TokenCliResult { code: number, stdout: string, stderr: string }
@@ -75,7 +78,8 @@ function secretProblems (secret: string | undefined, env: Record<string, string 
         : '; a service verifying with AUTH_JWT_PUBLIC_KEY needs tokens from its own issuer') +
       (env.AUTH_JWKS_URL === undefined
         ? ''
-        : '; for a service verifying with AUTH_JWKS_URL, sign with a private key of its set: --jwk FILE')]
+        : '; for a service verifying with AUTH_JWKS_URL, sign with a private key of its set: --jwk FILE') +
+      '; no `npm run dev` is running either (its tokens are minted with its own key while it runs)']
   }
   if (secret.length < MIN_SECRET_LENGTH) {
     return [`AUTH_JWT_SECRET is shorter than ${MIN_SECRET_LENGTH} characters, so the service refuses it`]
@@ -124,7 +128,19 @@ export function runTokenCli (
   } catch (error) {
     problems.push(`--ttl ${(error as Error).message}`)
   }
-  const signing = readSigningVariables(env, cwd)
+  let signing = readSigningVariables(env, cwd)
+  // No secret and no key file: the live dev run's key, with the claims rules it verifies by.
+  const dev = values.jwk === undefined && signing.AUTH_JWT_SECRET === undefined
+    ? readDevSigning(devSigningFile(env))
+    : null
+  if (dev !== null) {
+    signing = {
+      AUTH_JWT_SECRET: dev.secret,
+      AUTH_JWT_ISSUER: dev.issuer,
+      AUTH_JWT_AUDIENCE: dev.audience,
+      AUTH_JWT_MAX_AGE_S: String(dev.maxAgeS)
+    }
+  }
   const jwk = values.jwk === undefined ? undefined : readJwk(resolve(cwd, values.jwk), problems)
   const secret = signing.AUTH_JWT_SECRET
   const maxAge = signing.AUTH_JWT_MAX_AGE_S === undefined ? DEFAULT_MAX_AGE_S : Number(signing.AUTH_JWT_MAX_AGE_S)
@@ -134,8 +150,8 @@ export function runTokenCli (
       'the service would refuse the token before it expires')
   }
   // With --jwk the key file decides; AUTH_JWT_SECRET, set or not, plays no part.
-  if (values.jwk === undefined) problems.push(...secretProblems(secret, env))
-  const key = values.jwk === undefined ? secret : jwk
+  if (values.jwk === undefined && dev?.jwk === undefined) problems.push(...secretProblems(secret, env))
+  const key = values.jwk === undefined ? dev?.jwk ?? secret : jwk
   if (problems.length > 0 || key === undefined) return fail(problems)
 
   const token = signToken(subject as { sub: string, login: string, vendor: string }, key, {

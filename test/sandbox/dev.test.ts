@@ -1,18 +1,22 @@
 // `npm run dev`: the runner in-process (its printed curl lines, run as written, show the seeded
 // clients), and once as a real process that a person would start and stop with Ctrl-C.
-import { spawn } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import t from 'tap'
 import { IVANOV, PETROVA } from '../../schemas/fixtures.ts'
 import { startDev } from '../../sandbox/dev.ts'
+import { devSigningFile } from '../../sandbox/dev-secret.ts'
 import { OVERLOADED } from '../../src/plugins/external/load-shedding.ts'
 
 const DEV_SCRIPT = fileURLToPath(new URL('../../sandbox/dev.ts', import.meta.url))
+const TOKEN_SCRIPT = fileURLToPath(new URL('../../scripts/token.ts', import.meta.url))
+const execFileAsync = promisify(execFile)
 
 // An operator's settings that must not reach the sandbox run, from the environment or from .env.
 const OPERATOR_ENV = {
@@ -195,9 +199,13 @@ t.test('as a process: prints the curl line, serves the profile, and SIGINT stops
   t.teardown(() => rm(cwd, { recursive: true, force: true }))
   await writeFile(join(cwd, '.env'), Object.entries(OPERATOR_ENV).map(([k, v]) => `${k}=${v}`).join('\n'))
 
+  // Its own runtime directory, where it leaves its signing key for `npm run token`.
+  const runtime = await mkdtemp(join(tmpdir(), 'dev-test-runtime-'))
+  t.teardown(() => rm(runtime, { recursive: true, force: true }))
+  const signingFile = devSigningFile({ XDG_RUNTIME_DIR: runtime })
   const child = spawn(process.execPath, [DEV_SCRIPT], {
     cwd,
-    env: { PATH: process.env.PATH, PORT: '0', ...OPERATOR_ENV },
+    env: { PATH: process.env.PATH, PORT: '0', XDG_RUNTIME_DIR: runtime, ...OPERATOR_ENV },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>
@@ -234,12 +242,42 @@ t.test('as a process: prints the curl line, serves the profile, and SIGINT stops
     await sleep(100)
     profile = await curl(profileLine!)
   }
-  t.equal(profile.status, 200)
-  t.equal(profile.body.client.login, IVANOV.login)
+  t.equal(profile.status, 200, { body: profile.body })
+  t.equal(profile.body.client?.login, IVANOV.login)
+
+  // npm run token, in another directory without AUTH_JWT_SECRET, mints a token this run accepts.
+  t.equal((await stat(signingFile)).mode & 0o777, 0o600, 'the signing file is the user\'s alone')
+  const tokenEnv = { PATH: process.env.PATH, XDG_RUNTIME_DIR: runtime }
+  const mintArgs = [TOKEN_SCRIPT, '--sub', PETROVA.uid_client, '--login', PETROVA.login, '--vendor', PETROVA.vendor]
+  const minted = await execFileAsync(process.execPath, mintArgs, { cwd: runtime, env: tokenEnv })
+  const service = /^ {2}Service {5}(\S+)$/m.exec(stdout)?.[1]
+  const petrova = await fetch(`${service}/api/users/profile`,
+    { headers: { authorization: `Bearer ${minted.stdout.trim()}` } })
+  t.equal(petrova.status, 200, 'npm run token\'s token opens the profile')
+  t.equal(((await petrova.json()) as { uid_client: string }).uid_client, PETROVA.uid_client)
 
   child.kill('SIGINT')
   const [code, signal] = await exited
   t.equal(signal, null, 'exits on its own, not killed by the signal')
   t.equal(code, 0, 'exit code 0 after SIGINT', { stderr })
   t.match(stdout, 'stopping the service and the sandbox')
+  await t.rejects(stat(signingFile), { code: 'ENOENT' }, 'the signing file is removed at exit')
+  const after = await execFileAsync(process.execPath, mintArgs, { cwd: runtime, env: tokenEnv })
+    .then(() => ({ code: 0, stderr: '' }), (error: { code: number, stderr: string }) => error)
+  t.equal(after.code, 1, 'no token once the run is gone')
+  t.match(after.stderr, 'no `npm run dev` is running')
+})
+
+t.test('MIN_APP_VERSION is honoured, so the app\'s update screen can be tried', async t => {
+  const run = await startDev({
+    env: { MIN_APP_VERSION: '2.3.0' }, port: 0, logLevel: 'silent', log: { write: () => {} }
+  })
+  t.teardown(() => run.close())
+  t.match(run.banner, 'Minimum app version 2.3.0: an older x-app-version gets 426 APP_UPDATE_REQUIRED.')
+  const authorization = `Bearer ${run.clients[0]!.token}`
+  const old = await fetch(`${run.url}/api/users/profile`, { headers: { authorization, 'x-app-version': '2.2.0' } })
+  t.equal(old.status, 426)
+  t.match(await old.json(), { code: 'APP_UPDATE_REQUIRED', min_app_version: '2.3.0' })
+  const current = await fetch(`${run.url}/api/users/profile`, { headers: { authorization, 'x-app-version': '2.3.0' } })
+  t.equal(current.status, 200)
 })

@@ -1,7 +1,8 @@
 // `npm run token`: its argument checks as a function, one real process for stdout/exit code/.env, and
 // proof that what it mints is a token the service accepts for exactly the client it names.
 import { execFile } from 'node:child_process'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { spawnSync } from 'node:child_process'
+import { chmod, mkdtemp, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -14,6 +15,7 @@ import { loadConfig } from '../../src/config.ts'
 import { startSandboxUpstream } from '../../sandbox/upstream.ts'
 import { publicMember, startSandboxKeySet } from '../../sandbox/jwks.ts'
 import { runTokenCli } from '../../scripts/token.ts'
+import { devSigningFile, removeDevSigning, writeDevSigning } from '../../sandbox/dev-secret.ts'
 
 const SCRIPT = fileURLToPath(new URL('../../scripts/token.ts', import.meta.url))
 const SECRET = 'a-token-script-secret-of-at-least-32-chars'
@@ -142,9 +144,11 @@ t.test('refuses unknown options and options without a value', async t => {
 
 t.test('a missing or too short secret is named, and never printed', async t => {
   const cwd = await emptyDir(t)
-  const missing = runTokenCli(GOOD, { env: {}, cwd })
+  // Its own runtime directory: a developer's live `npm run dev` must not lend its key here.
+  const missing = runTokenCli(GOOD, { env: { XDG_RUNTIME_DIR: cwd }, cwd })
   t.equal(missing.code, 1)
   t.match(missing.stderr, 'AUTH_JWT_SECRET is not set')
+  t.match(missing.stderr, 'no `npm run dev` is running either')
 
   const publicKeyOnly = runTokenCli(GOOD, { env: { AUTH_JWT_PUBLIC_KEY: '-----BEGIN PUBLIC KEY-----' }, cwd })
   t.match(publicKeyOnly.stderr, 'AUTH_JWT_PUBLIC_KEY needs tokens from its own issuer')
@@ -250,4 +254,41 @@ t.test('as a process: reads the secret from .env, prints only the token, exit co
   t.equal(failed?.stdout, '')
   t.match(failed?.stderr, '--sub must be a UUID')
   t.notMatch(failed?.stderr, SECRET)
+})
+
+t.test('while npm run dev runs, its key signs for any client; a dead run\'s or a readable file is ignored', async t => {
+  const runtime = await emptyDir(t)
+  const cwd = await emptyDir(t)
+  const env = { XDG_RUNTIME_DIR: runtime }
+  const file = devSigningFile(env)
+  t.equal(file, join(runtime, 'dealer-profile-bff', 'dev-signing.json'))
+  const signing = { pid: process.pid, url: 'http://127.0.0.1:3000', secret: SECRET, issuer: 'dev-issuer', maxAgeS: 3600 }
+  await writeDevSigning(file, signing)
+  t.equal((await stat(file)).mode & 0o777, 0o600, 'only the user reads the file')
+  t.equal((await stat(join(file, '..'))).mode & 0o777, 0o700, 'nor enters its directory')
+
+  const minted = runTokenCli(GOOD, { env, cwd })
+  t.equal(minted.code, 0, minted.stderr)
+  const token = minted.stdout.trim()
+  t.match(claimsOf(token), { ...PETROVA_SUBJECT, iss: 'dev-issuer' }, 'the dev run\'s claims rules')
+  t.equal(token, signToken(PETROVA_SUBJECT, SECRET, { now: claimsOf(token).iat * 1000, issuer: 'dev-issuer' }),
+    'signed with the dev run\'s secret')
+  t.match(runTokenCli([...GOOD, '--ttl', '2h'], { env, cwd }).stderr, 'longer than AUTH_JWT_MAX_AGE_S (3600s)',
+    'the dev run\'s maximum age')
+  const operator = { ...env, AUTH_JWT_SECRET: 'an-operator-secret-of-32-characters-or-more' }
+  const own = runTokenCli(GOOD, { env: operator, cwd })
+  t.not(own.stdout.trim().split('.')[2], token.split('.')[2], 'AUTH_JWT_SECRET, when set, wins')
+
+  await chmod(file, 0o644)
+  t.equal(runTokenCli(GOOD, { env, cwd }).code, 1, 'a file others can read is not trusted')
+  await chmod(file, 0o600)
+
+  const gone = spawnSync(process.execPath, ['-e', '']).pid
+  await writeDevSigning(file, { ...signing, pid: gone })
+  t.match(runTokenCli(GOOD, { env, cwd }).stderr, 'no `npm run dev` is running', 'a run that died lends nothing')
+  await removeDevSigning(file)
+  t.equal((await stat(file)).isFile(), true, 'another run\'s file is left alone')
+  await writeDevSigning(file, signing)
+  await removeDevSigning(file)
+  await t.rejects(stat(file), { code: 'ENOENT' }, 'the run removes its own file')
 })
