@@ -1,0 +1,75 @@
+// docs/mobile.md's curl lines, run as written against a dev-mode instance (`npm run dev` with MIN_APP_VERSION):
+// each ends in `# <status> [header: value]`, which the answer must match. OkHttp and URLSession cannot run here.
+import t from 'tap'
+import { startDev } from '../../sandbox/dev.ts'
+import { page, section } from './markdown.ts'
+
+const DOC = page('docs/mobile.md')
+
+/** Every curl line of the page's sh blocks, with the status and header its comment promises. */
+function curlLines (text: string): Array<{ line: string, status: number, header?: [string, string] }> {
+  const blocks = [...text.matchAll(/```sh\n([\s\S]*?)```/g)].map(match => match[1]!)
+  return blocks.flatMap(block => block.split('\n')).filter(line => line.startsWith('curl ')).map(line => {
+    const promise = /#\s*(\d{3})(?:\s+([\w-]+)(?::\s*(\S+))?)?\s*$/.exec(line)
+    if (promise === null) throw new Error(`a curl line without its "# status" promise: ${line}`)
+    const [, status, name, value] = promise
+    return { line, status: Number(status), ...(name === undefined ? {} : { header: [name, value ?? ''] }) }
+  })
+}
+
+/** The request a curl line makes, its variables filled in; single- and double-quoted words, as the page writes. */
+function request (line: string, vars: Record<string, string>, origin: string): { url: string, init: RequestInit } {
+  const fill = (word: string) => word.replace(/\$(\w+)/g, (_, name: string) => vars[name] ?? `$${name}`)
+  // Words first, then variables (as the shell expands them): not in single quotes, into one word.
+  const words = [...line.replace(/#.*$/, '').trim().matchAll(/'([^']*)'|"([^"]*)"|(\S+)/g)]
+    .map(m => m[1] ?? fill(m[2] ?? m[3]!))
+  const headers: Record<string, string> = {}
+  let url = ''
+  for (let i = 1; i < words.length; i++) {
+    const word = words[i]!
+    if (word === '-sS' || word === '-i') continue
+    if (word === '-H') {
+      const header = words[++i]!
+      headers[header.slice(0, header.indexOf(':')).toLowerCase()] = header.slice(header.indexOf(':') + 1).trim()
+    } else if (word.startsWith('http://127.0.0.1:3000')) url = word.replace('http://127.0.0.1:3000', origin)
+    else throw new Error(`a curl option this test does not know: ${word} in ${line}`)
+  }
+  return { url, init: { headers } }
+}
+
+t.test('every curl line of docs/mobile.md answers as the page says', async t => {
+  const run = await startDev({
+    env: { MIN_APP_VERSION: '2.3.0' }, port: 0, logLevel: 'silent', log: { write: () => {} }
+  })
+  t.teardown(() => run.close())
+  const vars: Record<string, string> = { TOKEN: run.clients[0]!.token }
+  const lines = curlLines(DOC)
+  t.ok(lines.length >= 5, 'the page has its curl lines')
+  for (const { line, status, header } of lines) {
+    const { url, init } = request(line, vars, run.url)
+    const res = await fetch(url, init)
+    const body = res.status === 304 ? null : await res.json() as Record<string, unknown>
+    t.equal(res.status, status, line)
+    if (header !== undefined && header[1] !== '') {
+      t.equal(res.headers.get(header[0]), header[1], `${line}: ${header[0]}`)
+    } else if (header !== undefined) t.ok(res.headers.get(header[0]), `${line}: ${header[0]}`)
+    if (status === 200) vars.ETAG = res.headers.get('etag') ?? ''
+    if (status === 304) t.equal(await res.text(), '', 'a 304 has no body')
+    if (status === 426) {
+      t.match(body, { code: 'APP_UPDATE_REQUIRED', min_app_version: '2.3.0' }, 'the update screen\'s field')
+      t.match(DOC, String(body!.message), 'the page shows the message the sandbox sends')
+    }
+  }
+})
+
+t.test('the page says what the service does about dates, optionals, retries and request ids', async t => {
+  const models = section(DOC, 'Generating models')
+  t.match(models, '`.iso8601`', 'why dates are strings')
+  t.match(models, '`T?`')
+  const retries = section(DOC, 'Retries')
+  for (const code of ['RATE_LIMITED', 'SERVICE_UNAVAILABLE', 'UPSTREAM_UNAVAILABLE', 'SIGNING_KEY_PENDING',
+    'UPSTREAM_BAD_RESPONSE', 'UPSTREAM_TIMEOUT', 'INTERNAL_ERROR', 'UNAUTHORIZED', 'APP_UPDATE_REQUIRED']) {
+    t.match(retries, code, `${code} has its retry rule`)
+  }
+  t.match(section(DOC, 'Unknown enum values'), 'degraded')
+})
