@@ -1,5 +1,5 @@
-// Fault tests over real HTTP: the scriptable fault upstream (sandbox/faults.ts, shared with the soak)
-// and the service from buildApp on port 0 in front of it, both closed at teardown.
+// Process-level tests over real HTTP: the scriptable fault upstream (sandbox/faults.ts, shared with the soak),
+// which records what reached it, and the service from buildApp on port 0 in front of it, both closed at teardown.
 import type { Test } from 'tap'
 import { Compile } from 'typebox/compile'
 import { ErrorBody } from '../../schemas/errors.ts'
