@@ -31,24 +31,30 @@ export function mockAgent (): MockAgent {
 /** One origin of a mock agent: `origin.intercept({ path, method: 'POST' }).reply(...)`. */
 export type MockOrigin = ReturnType<MockAgent['get']>
 
-/** An upstream answer: a status with a body (a string as is, else its JSON; `{}` when none), or a network error. */
+/**
+ * An upstream answer: a status with a body (a string as is, else its JSON; `{}` when none), once unless `times` or
+ * `persist` say otherwise; or a network error.
+ */
 export type Reply =
-  | { status: number, body?: unknown, headers?: Record<string, string>, delay?: number }
+  | { status: number, body?: unknown, headers?: Record<string, string>, delay?: number, times?: number, persist?: true }
   | { error: Error }
 
 /** What reached the upstream for an answered operation (the test's own keys and all: it is never logged). */
 export interface Sent { operation: OperationName, path: string, body: string, headers: Record<string, string> }
 
-/** Answers one POST of `operation` at `path` (its documented one unless told) and records what reached it. */
-export function answerOnce (origin: MockOrigin, operation: OperationName, reply: Reply, sent: Sent[],
-  path: string = operations[operation].path): void {
+/**
+ * Answers POSTs of `operation` at `path` (its documented one unless told) with `reply`, and records what reached
+ * it in `into`.
+ */
+export function answerOperation (origin: MockOrigin, operation: OperationName, reply: Reply,
+  { path = operations[operation].path, into = [] }: { path?: string, into?: Sent[] } = {}): void {
   const interceptor = origin.intercept({ path, method: 'POST' })
   if ('error' in reply) {
     interceptor.replyWithError(reply.error)
     return
   }
   const scope = interceptor.reply(({ path, body, headers }) => {
-    sent.push({ operation, path, body: String(body), headers: { ...headers as Record<string, string> } })
+    into.push({ operation, path, body: String(body), headers: { ...headers as Record<string, string> } })
     return {
       statusCode: reply.status,
       data: typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body ?? {}),
@@ -56,13 +62,15 @@ export function answerOnce (origin: MockOrigin, operation: OperationName, reply:
     }
   })
   if (reply.delay !== undefined) scope.delay(reply.delay)
+  if (reply.times !== undefined) scope.times(reply.times)
+  if (reply.persist === true) scope.persist()
 }
 
-/** Answers each named operation once at its documented path; answers what reached the upstream, in order. */
+/** Answers each named operation at its documented path; answers what reached the upstream, in order. */
 export function answerOperations (origin: MockOrigin, answers: Partial<Record<OperationName, Reply>>): Sent[] {
   const sent: Sent[] = []
   for (const [operation, reply] of Object.entries(answers) as Array<[OperationName, Reply]>) {
-    answerOnce(origin, operation, reply, sent)
+    answerOperation(origin, operation, reply, { into: sent })
   }
   return sent
 }

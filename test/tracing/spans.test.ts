@@ -12,7 +12,7 @@ import { registerTracing } from '../../src/tracing/sdk.ts'
 import { operations, type OperationName } from '../../schemas/operations.ts'
 import { buildTestApp, CONSOLE_KEY, DEALER_KEY, JWT_SECRET, PASSPORT_KEY } from '../helpers/build-app.ts'
 import { bearer, hs256 } from '../helpers/tokens.ts'
-import { answerOnce, answerOperations, type Reply, type Sent } from '../helpers/upstream-mock.ts'
+import { answerOperation, answerOperations, type Reply, type Sent } from '../helpers/upstream-mock.ts'
 
 const exporter = new InMemorySpanExporter()
 const tracing = registerTracing({ spanProcessors: [new SimpleSpanProcessor({ exporter })] })
@@ -149,11 +149,12 @@ t.test('a 307 hop is a CLIENT span of its own under the same exchange, and a lat
   const { app, upstream } = await buildTestApp(t)
   const received: Sent[] = []
   const path = operations['passport.get_client'].path
-  answerOnce(upstream, 'passport.get_client',
-    { status: 307, headers: { location: `${path}/`, 'content-type': 'text/html' } }, received)
-  answerOnce(upstream, 'passport.get_client', { status: 200, body: fx.passportFound }, received, `${path}/`)
-  answerOnce(upstream, 'dealer.discount', allFine['dealer.discount'], received)
-  answerOnce(upstream, 'dealer.client', allFine['dealer.client'], received)
+  answerOperation(upstream, 'passport.get_client',
+    { status: 307, headers: { location: `${path}/`, 'content-type': 'text/html' } }, { into: received })
+  answerOperation(upstream, 'passport.get_client', { status: 200, body: fx.passportFound },
+    { into: received, path: `${path}/` })
+  answerOperation(upstream, 'dealer.discount', allFine['dealer.discount'], { into: received })
+  answerOperation(upstream, 'dealer.client', allFine['dealer.client'], { into: received })
   const res = await app.inject({ url: PROFILE, headers: { ...bearer(TOKEN), traceparent: TRACEPARENT } })
   t.equal(res.statusCode, 200)
 
