@@ -57,7 +57,7 @@ function received (request: IncomingMessage, body: Buffer, keys: Record<KeyName,
 
 export interface FaultUpstream {
   url: string
-  /** Every request that reached it since the last reset, in order (a huge or reset one included). */
+  /** Every request that reached it since the last reset, in order (a huge or reset one included); needs `record`. */
   received (): Received[]
   /** Another origin (another port on 127.0.0.1) that records every request it gets. */
   elsewhere: { url: string, received (): Received[] }
@@ -101,7 +101,9 @@ function stop (server: Server): Promise<void> {
   })
 }
 
-export async function startFaultUpstream (options: { keys: Record<KeyName, string> }): Promise<FaultUpstream> {
+/** `record`: keep what reached it, for tests (the soak's hours of requests would pile up). */
+export async function startFaultUpstream (options: { keys: Record<KeyName, string>, record?: boolean }):
+Promise<FaultUpstream> {
   const sandbox = await startSandboxUpstream({ keys: options.keys })
   const target = new URL(sandbox.url)
   const agent = new HttpAgent({ keepAlive: true })
@@ -210,7 +212,7 @@ export async function startFaultUpstream (options: { keys: Record<KeyName, strin
   // The body is read before anything else (the service's are small): recorded whole whatever the fault.
   const server = createServer({ keepAliveTimeout: 65_000 }, async (req, res) => {
     const body = await bodyOf(req)
-    recorded.push(received(req, body, options.keys))
+    if (options.record === true) recorded.push(received(req, body, options.keys))
     const operation = byPath.get((req.url ?? '/').split('?')[0] ?? '/')
     if (operation === undefined) return forward(req, body, res)
     counts[operation]++
@@ -222,7 +224,10 @@ export async function startFaultUpstream (options: { keys: Record<KeyName, strin
 
   return {
     url,
-    received: () => [...recorded],
+    received () {
+      if (options.record !== true) throw new Error('started without record: true, the fault upstream keeps nothing')
+      return [...recorded]
+    },
     elsewhere: { url: elsewhereUrl, received: () => [...recordedElsewhere] },
     set (operation, script) { scripts.set(operation, script) },
     queue (operation, ...faults) { queued.set(operation, [...(queued.get(operation) ?? []), ...faults]) },

@@ -23,7 +23,7 @@ const RELAXED_LIMITS = {
 }
 
 export async function faultUpstream (t: Test): Promise<FaultUpstream> {
-  const upstream = await startFaultUpstream({ keys: { passport: PASSPORT_KEY, dealer: DEALER_KEY } })
+  const upstream = await startFaultUpstream({ keys: { passport: PASSPORT_KEY, dealer: DEALER_KEY }, record: true })
   t.teardown(() => upstream.close())
   return upstream
 }

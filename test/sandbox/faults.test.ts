@@ -8,7 +8,7 @@ import { ivanov } from '../../sandbox/seed.ts'
 import { startFaultUpstream } from '../../sandbox/faults.ts'
 
 const keys = { passport: 'fault-passport-key-0001', dealer: 'fault-dealer-key-0002' }
-const upstream = await startFaultUpstream({ keys })
+const upstream = await startFaultUpstream({ keys, record: true })
 t.teardown(() => upstream.close())
 
 const PASSPORT = operations['passport.get_client'].path
@@ -74,6 +74,14 @@ t.test('recorded whole whatever the fault, then reset clears it', async t => {
   t.strictSame(upstream.received().map(r => [r.path, r.body]), [[`${DISCOUNT}/`, body], [`${DISCOUNT}/`, body]])
   upstream.reset()
   t.strictSame(upstream.received(), [])
+})
+
+t.test('without record: true it keeps nothing, and says so rather than answer none', async t => {
+  const quiet = await startFaultUpstream({ keys })
+  t.teardown(() => quiet.close())
+  t.match(await post(`${quiet.url}${PASSPORT}/`, { ...FORM, 'x-authorization': keys.passport },
+    JSON.stringify(ivanov.identity)), { status: 200 })
+  t.throws(() => quiet.received(), /record: true/)
 })
 
 t.test('the other origin records what reached it the same way', async t => {
