@@ -39,7 +39,7 @@ interface HugeReport { operation: OperationName, bytesWritten: number, complete:
  * A request as it reached the upstream, free of secrets so that a failing assertion may print it: the keys the
  * upstream knows read as their names ('[passport key]'), and a caller's credentials as '[redacted]'.
  */
-export interface Received { method: string, path: string, headers: IncomingHttpHeaders, body: string }
+interface Received { method: string, path: string, headers: IncomingHttpHeaders, body: string }
 
 const CREDENTIALS = new Set(['authorization', 'proxy-authorization', 'cookie', 'x-console-key'])
 
