@@ -15,7 +15,7 @@ const MAX_TRACKED_APP_VERSIONS = 1000
 /** Versioned requests after which every version's weight halves. */
 const HALF_LIFE_REQUESTS = 10_000
 /** Distinct callers a version needs before it can take a name of its own. */
-export const CALLERS_TO_NAME = 3
+const CALLERS_TO_NAME = 3
 /** Base64url characters of a caller's SHA-256 kept to tell callers apart: 72 bits, no subject itself. */
 const CALLER_DIGEST_CHARS = 12
 const OTHER_VERSION = 'other'
