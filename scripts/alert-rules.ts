@@ -37,7 +37,7 @@ const PROFILE_PENDING = `${PENDING}{${PROFILE}}`
  */
 const budgetFailures = (fn: 'rate' | 'increase', window: string) => `clamp_min(
   sum by (job) (${fn}(${PROFILE_5XX}[${window}]))
-  - (sum by (job) (${fn}(${PROFILE_PENDING}[${window}])) or 0 * sum by (job) (${fn}(${PROFILE_5XX}[${window}]))),
+  - (sum by (job) (${fn}(${PROFILE_PENDING}[${window}])) or 0 * group by (job) (${PROFILE_5XX})),
   0
 )`
 
