@@ -46,7 +46,11 @@ const ConsoleContractError = Type.Object({
     description: 'JSON pointer into `body`; `/` for the whole answer.', examples: ['/data/contacts/0/id']
   }),
   message: Type.String({ examples: ['must match format "uuid"'] })
-}, { additionalProperties: false })
+}, {
+  additionalProperties: false,
+  // Named, so the generated Swift (npm run models) has no `struct Error` shadowing Swift.Error.
+  title: 'ContractViolation'
+})
 
 const discountAnswer = {
   operation: 'dealer.discount',

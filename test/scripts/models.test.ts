@@ -77,6 +77,9 @@ t.test('every component becomes a Kotlin data class that compiles and a Swift Co
     }
   }
   t.equal(structs.get('Profile')?.get('stale'), '[Stale]', 'response enums are Swift enums')
+  for (const name of ['Error', 'Data', 'Date', 'URL', 'UUID', 'String', 'Decimal']) {
+    t.notMatch(swift, new RegExp(`^public (struct|enum|class) ${name}\\b`, 'm'), `no type shadows Swift's ${name}`)
+  }
 
   const java = await hasJava()
   if (!java && IN_CI) t.fail('java not found: .ci/run installs default-jre-headless')
