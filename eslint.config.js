@@ -1,9 +1,10 @@
 import neostandard from 'neostandard'
 import importX from 'eslint-plugin-import-x'
 
-// The layers inside src/ (docs/architecture.md): the files directly in src/ but the top three are shared leaves.
+// The layers inside src/ (docs/architecture.md): the files directly in src/ but the top three are shared leaves, and
+// so are the configuration's areas (src/config/) that config.ts composes.
 const TOP = ['./src/app.ts', './src/server.ts', './src/compile-cache.ts']
-const SHARED_LEAVES = './src/!(app|server|compile-cache).ts'
+const SHARED_LEAVES = ['./src/!(app|server|compile-cache).ts', './src/config/*.ts']
 // Every folder of src/, the contract first as it is the only one inside another that the zones tell apart.
 const FOLDERS = ['./src/upstream/contract', './src/tracing', './src/auth', './src/upstream', './src/profile',
   './src/plugins', './src/routes']
