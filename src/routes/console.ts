@@ -13,10 +13,10 @@ import {
   BadRequestError, InternalError, PayloadTooLargeError, RateLimitedError, ServiceUnavailableError, UnauthorizedError,
   UnsupportedMediaTypeError, UpstreamBadResponseError, UpstreamTimeoutError, UpstreamUnavailableError
 } from '../errors.ts'
-import { errorResponse } from '../plugins/external/docs.ts'
-import { OVERLOADED, shedHeaders } from '../plugins/external/load-shedding.ts'
-import { consoleRateLimit, limitHeaders, RATE_LIMITED_EXAMPLE } from '../plugins/external/rate-limit.ts'
-import { ref } from '../plugins/app/shared-schemas.ts'
+import { errorResponse } from '../http/error-response.ts'
+import { consoleRateLimit, limitHeaders, RATE_LIMITED_EXAMPLE } from '../http/rate-limits.ts'
+import { ref } from '../http/schema-refs.ts'
+import { OVERLOADED, shedHeaders } from '../http/shedding.ts'
 import type { Exchange } from '../upstream/client.ts'
 import { isUpstreamError } from '../upstream/errors.ts'
 import { operationNames } from '../../schemas/operations.ts'

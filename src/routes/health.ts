@@ -3,9 +3,9 @@ import { Type } from 'typebox'
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { KEY_SET_NOT_LOADED, ServiceUnavailableError } from '../errors.ts'
-import { errorResponse } from '../plugins/external/docs.ts'
+import { errorResponse } from '../http/error-response.ts'
+import { ref } from '../http/schema-refs.ts'
 import { REDIS_STATES } from '../shared-redis.ts'
-import { ref } from '../plugins/app/shared-schemas.ts'
 
 const Live = Type.Object({ status: Type.Literal('ok') }, { $id: 'HealthLive', description: 'The process is up.' })
 const Ready = Type.Object({

@@ -5,7 +5,7 @@ import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
 import type { Config } from '../../config.ts'
 import { connectRedis, redisMetrics, type SharedRedis } from '../../shared-redis.ts'
-import { metricsOf } from './metrics.ts'
+import { metricsOf } from '../../metrics/registry.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {

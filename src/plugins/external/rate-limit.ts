@@ -1,68 +1,18 @@
 // Rate limits per minute, in memory or in the Redis every instance shares (fails open): the profile per token `sub`,
 // the console per address, and refused credentials per address. Credentials are verified first and only refused
 // ones get 429, so no one can lock out honest callers sharing an address; nobody guesses a signature or a key.
-import { createHash } from 'node:crypto'
 import fp from 'fastify-plugin'
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../../config.ts'
 import { RateLimitedError } from '../../errors.ts'
-import { callerOf } from '../app/auth.ts'
-import { sharedStore } from './rate-limit-store.ts'
+import { sharedStore } from '../../http/rate-limit-store.ts'
+import { RATE_LIMIT_WINDOW_MS } from '../../http/rate-limits.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** Counts a refused credential against the address: `refusal` (the 401) within the limit, a 429 past it. */
     refuseCredentials: (request: FastifyRequest, reply: FastifyReply, refusal: Error) => Promise<Error>
-  }
-}
-
-const WINDOW_MS = 60_000
-
-/** The documented example of a 429's wait, in seconds. */
-export const RATE_LIMITED_EXAMPLE = 42
-
-/** The headers of a 429 on a route allowing `max` requests a minute, for its documentation. */
-export function limitHeaders (max: number) {
-  return {
-    'retry-after': {
-      type: 'string' as const,
-      description: 'Seconds until the window ends and requests are counted afresh.',
-      examples: ['42']
-    },
-    'x-ratelimit-limit': {
-      type: 'string' as const, description: 'Requests allowed per window (one minute).', examples: [String(max)]
-    },
-    'x-ratelimit-remaining': { type: 'string' as const, description: 'Requests left in this window.', examples: ['0'] },
-    'x-ratelimit-reset': { type: 'string' as const, description: 'Seconds until the window ends.', examples: ['42'] }
-  }
-}
-
-/** A client's id in a shared store's key: a digest (sha256, 128 bits), so Redis holds no personal data. */
-export function clientDigest (sub: string): string {
-  return createHash('sha256').update(sub).digest('base64url').slice(0, 22)
-}
-
-/** The profile's route config: per client (token `sub`), after `fastify.authenticate` has set the caller. */
-export function profileRateLimit (config: Pick<Config, 'RATE_LIMIT_PROFILE_PER_MINUTE' | 'REDIS_URL'>) {
-  // In memory the id itself is the key (no hashing on the hot path); in Redis, its digest.
-  const keyGenerator = config.REDIS_URL === undefined
-    ? (request: FastifyRequest) => `client:${callerOf(request).uid_client}`
-    : (request: FastifyRequest) => `client:${clientDigest(callerOf(request).uid_client)}`
-  return {
-    rateLimit: {
-      max: config.RATE_LIMIT_PROFILE_PER_MINUTE,
-      timeWindow: WINDOW_MS,
-      hook: 'preHandler' as const,
-      keyGenerator
-    }
-  }
-}
-
-/** The console's route config: per client address (the real one behind a trusted balancer, TRUST_PROXY). */
-export function consoleRateLimit (config: Pick<Config, 'RATE_LIMIT_CONSOLE_PER_MINUTE'>) {
-  return {
-    rateLimit: { max: config.RATE_LIMIT_CONSOLE_PER_MINUTE, timeWindow: WINDOW_MS }
   }
 }
 
@@ -81,7 +31,7 @@ export default fp<{ config: Config }>(async function rateLimits (fastify, { conf
 
   // The default key: the client address, an IPv6 one by its /64 (one subscriber's whole network).
   const authFailures = fastify.createRateLimit({
-    max: config.RATE_LIMIT_AUTH_FAILURES_PER_MINUTE, timeWindow: WINDOW_MS
+    max: config.RATE_LIMIT_AUTH_FAILURES_PER_MINUTE, timeWindow: RATE_LIMIT_WINDOW_MS
   })
 
   fastify.decorate('refuseCredentials', async function refuseCredentials (

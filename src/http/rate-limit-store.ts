@@ -3,7 +3,7 @@
 // Keys: `<REDIS_KEY_PREFIX><route>:<key>` (e.g. `dealer-bff:rl:auth-failures:203.0.113.7`), integers that expire.
 import { createRequire } from 'node:module'
 import type { Redis } from 'ioredis'
-import type { SharedRedis } from '../../shared-redis.ts'
+import type { SharedRedis } from '../shared-redis.ts'
 
 interface Counted { current: number, ttl: number }
 type Callback = (error: Error | null, result?: Counted) => void
