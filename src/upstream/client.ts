@@ -13,13 +13,14 @@ import { startDeadline, type Deadline } from './transport/deadline.ts'
 import {
   elapsed, headerValue, postFollowingRedirects, WireFailure, type Hop, type WireAnswer, type WireRequest
 } from './transport/exchange.ts'
-import { mediaType, redactor } from './transport/reduce.ts'
+import { mediaType } from './transport/reduce.ts'
 import {
   operations, type KeyName, type NotFoundOf, type OperationName, type ParamsOf, type ResponseOf
 } from '../../schemas/operations.ts'
 import { createBreakers, DEFAULT_BREAKER_OPTIONS, type BreakerOptions, type BreakerState } from './breaker.ts'
 import { exchangeSpans } from './spans.ts'
 import { onlyTracingHeaders, type TracingHeaders } from './transport/tracing-headers.ts'
+import { textRedactor } from '../redaction.ts'
 import { activeTracer } from '../tracing/tracer.ts'
 
 export type { BreakerState }
@@ -122,7 +123,7 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
   const onBreakerChange = observer?.breaker === undefined ? undefined : observer.breaker.bind(observer)
   const breakerOptions = { ...DEFAULT_BREAKER_OPTIONS, ...options.breaker }
   const breakers = createBreakers(breakerOptions, onBreakerChange, options.breakerNow)
-  const keysOnly = redactor(Object.values(keys))
+  const keysOnly = textRedactor(Object.values(keys))
   const ownDispatcher = options.dispatcher ?? new Agent({
     connections: options.connections ?? 128,
     keepAliveTimeout: 10_000,
@@ -147,7 +148,7 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
   /** What of a text may be kept in a failure: the keys and the caller's login redacted. */
   const redactFor = (call: CallOptions, params: unknown): (text: string) => string => {
     const login = call.caller?.login ?? (params as { login?: unknown }).login
-    return typeof login === 'string' && login.length > 0 ? redactor([...Object.values(keys), login]) : keysOnly
+    return typeof login === 'string' && login.length > 0 ? textRedactor([...Object.values(keys), login]) : keysOnly
   }
 
   /** The whole exchange as data (the console), in its span; only an exchange that got no answer throws. */
