@@ -20,7 +20,6 @@ import { OVERLOADED, shedHeaders } from '../http/shedding.ts'
 import type { Exchange } from '../upstream/client.ts'
 import { isUpstreamError } from '../upstream/errors.ts'
 import { operationNames } from '../../schemas/operations.ts'
-import { pickTracingHeaders } from '../upstream/transport/tracing-headers.ts'
 import { secretRedactor, type Redactor } from '../redaction.ts'
 import { pointerToken } from '../json-schema.ts'
 
@@ -200,7 +199,7 @@ const consoleRoute: FastifyPluginAsyncTypebox<{ config: Config }> = async (fasti
     try {
       // Past the circuit breaker: an operator must see the real upstream, and must not move live traffic's breaker.
       exchange = await fastify.upstream.exchange(operation, params, {
-        headers: { ...pickTracingHeaders(request.headers), 'x-request-id': request.id },
+        headers: fastify.upstream.forwardedHeaders(request.headers, request.id),
         breaker: false,
         // The redaction and the serializer walk the whole body: bounded in depth first (a deeper one is shown as text).
         wholeBodyDepth: true
