@@ -134,8 +134,21 @@ export const ConfigSchema = Type.Object({
   REDIS_URL: Type.Optional(Type.String({
     pattern: '^rediss?://',
     description: 'Redis shared by every instance (redis:// or rediss://) for the rate-limit counters and, with ' +
-      'PROFILE_CACHE_KEY, the last-known profiles; unset, each instance counts and keeps copies in memory.'
+      'PROFILE_CACHE_KEY, the last-known profiles; unset, each instance counts and keeps copies in memory. With ' +
+      'REDIS_SENTINELS it gives only the scheme, credentials and database (its host is ignored).'
   })),
+  REDIS_SENTINELS: Type.Optional(Type.String({
+    pattern: '^\\s*[^\\s,]+:\\d{1,5}\\s*(,\\s*[^\\s,]+:\\d{1,5}\\s*)*$',
+    description: 'Comma list of the Redis Sentinels (host:port, an IPv6 host in brackets) that name the shared ' +
+      'Redis\'s primary: each instance follows a failover to the new primary without a restart.'
+  })),
+  REDIS_SENTINEL_NAME: Type.String({
+    pattern: '^[A-Za-z0-9._-]{1,64}$',
+    default: 'mymaster',
+    description: 'The group the Sentinels of REDIS_SENTINELS monitor (their `sentinel monitor` name).'
+  }),
+  REDIS_SENTINEL_PASSWORD: Type.Optional(Secret('Password of the Sentinels of REDIS_SENTINELS, when they require ' +
+    'one (the primary\'s is REDIS_URL\'s).')),
   CORS_ORIGINS: Type.Optional(Type.String({
     pattern: '^https?://[^/\\s,]+(\\s*,\\s*https?://[^/\\s,]+)*$',
     description: 'Comma list of exact browser origins (scheme://host[:port]) allowed by CORS; unset, CORS is off.'
@@ -198,7 +211,8 @@ export const ConfigSchema = Type.Object({
     minimum: 10,
     maximum: 5000,
     default: 100,
-    description: 'Longest wait for one Redis command; past it the limit fails open and the request is served.'
+    description: 'Longest wait for one Redis command; past it the check counts in the instance\'s own memory and ' +
+      'the request goes on.'
   }),
   REDIS_CONNECT_TIMEOUT_MS: Millis(1000, 'Longest wait for a connection to Redis, at start-up too, before retrying ' +
     'in the background (requests never wait for it).'),
@@ -317,7 +331,7 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
   }
   if (config !== undefined) {
     problems.push(...serverTimeoutProblems(config), ...consoleKeyProblems(config), ...upstreamUrlProblems(config),
-      ...jwksUrlProblems(config), ...profileCacheKeyProblems(config))
+      ...jwksUrlProblems(config), ...profileCacheKeyProblems(config), ...sentinelProblems(config, data))
   }
   for (const [name, instead] of Object.entries(RETIRED)) {
     if (data[name] !== undefined) problems.push(`${name} is no longer supported; ${instead}`)
@@ -456,4 +470,34 @@ function profileCacheKeyProblems (config: Config): string[] {
 /** PROFILE_CACHE_KEY's keys as bytes, the encrypting one first. */
 export function profileCacheKeys (value: string): Buffer[] {
   return value.split(',').map(entry => Buffer.from(entry.trim(), 'base64'))
+}
+
+/** Whether the instances share a Redis: named by REDIS_URL, or by its Sentinels. */
+export function sharedRedisConfigured (config: Pick<Config, 'REDIS_URL' | 'REDIS_SENTINELS'>): boolean {
+  return config.REDIS_URL !== undefined || config.REDIS_SENTINELS !== undefined
+}
+
+/** REDIS_SENTINELS' addresses; IPv6 hosts without their brackets. */
+export function redisSentinels (value: string): Array<{ host: string, port: number }> {
+  return value.split(',').map(entry => {
+    const address = entry.trim()
+    const at = address.lastIndexOf(':')
+    return { host: address.slice(0, at).replace(/^\[(.*)\]$/, '$1'), port: Number(address.slice(at + 1)) }
+  })
+}
+
+/** Sentinel variables make sense only together, each address must be one a connection can go to. */
+function sentinelProblems (config: Config, data: Record<string, string | undefined>): string[] {
+  if (config.REDIS_SENTINELS === undefined) {
+    return ['REDIS_SENTINEL_NAME', 'REDIS_SENTINEL_PASSWORD'].filter(name => data[name] !== undefined)
+      .map(name => `${name} is set without REDIS_SENTINELS`)
+  }
+  if (config.REDIS_URL !== undefined && !URL.canParse(config.REDIS_URL)) return ['REDIS_URL has an invalid value']
+  const bracketed = config.REDIS_SENTINELS.split(',').map(entry => entry.trim().startsWith('['))
+  const sentinels = redisSentinels(config.REDIS_SENTINELS)
+  if (sentinels.some(({ host, port }, i) => port < 1 || port > 65535 ||
+    (host.includes(':') && (!bracketed[i] || isIP(host) !== 6)))) {
+    return ['REDIS_SENTINELS must be a comma list of host:port (ports 1-65535, an IPv6 host in brackets)']
+  }
+  return []
 }

@@ -1,13 +1,15 @@
-// Rate limits per minute, in memory or in the Redis every instance shares (fails open): the profile per token `sub`,
-// the console per address, and refused credentials per address. Credentials are verified first and only refused
-// ones get 429, so no one can lock out honest callers sharing an address; nobody guesses a signature or a key.
+// Rate limits per minute, in memory or in the Redis every instance shares (while it fails, each instance counts on
+// its own): the profile per token `sub`, the console per address, and refused credentials per address. Credentials
+// are verified first and only refused ones get 429, so no one can lock out honest callers sharing an address; nobody
+// guesses a signature or a key.
 import { createHash } from 'node:crypto'
 import fp from 'fastify-plugin'
 import rateLimit from '@fastify/rate-limit'
-import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { Config } from '../../config.ts'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { sharedRedisConfigured, type Config } from '../../config.ts'
 import { RateLimitedError } from '../../errors.ts'
 import { callerOf } from '../app/auth.ts'
+import { metricsOf } from '../app/metrics.ts'
 import { sharedStore } from './rate-limit-store.ts'
 
 declare module 'fastify' {
@@ -44,9 +46,11 @@ export function clientDigest (sub: string): string {
 }
 
 /** The profile's route config: per client (token `sub`), after `fastify.authenticate` has set the caller. */
-export function profileRateLimit (config: Pick<Config, 'RATE_LIMIT_PROFILE_PER_MINUTE' | 'REDIS_URL'>) {
+export function profileRateLimit (
+  config: Pick<Config, 'RATE_LIMIT_PROFILE_PER_MINUTE' | 'REDIS_URL' | 'REDIS_SENTINELS'>
+) {
   // In memory the id itself is the key (no hashing on the hot path); in Redis, its digest.
-  const keyGenerator = config.REDIS_URL === undefined
+  const keyGenerator = !sharedRedisConfigured(config)
     ? (request: FastifyRequest) => `client:${callerOf(request).uid_client}`
     : (request: FastifyRequest) => `client:${clientDigest(callerOf(request).uid_client)}`
   return {
@@ -66,13 +70,25 @@ export function consoleRateLimit (config: Pick<Config, 'RATE_LIMIT_CONSOLE_PER_M
   }
 }
 
+/** Requests refused on an instance's own count while the shared Redis could not count (a metric when on). */
+function localRefusals (fastify: FastifyInstance): () => void {
+  const metrics = metricsOf(fastify)
+  if (metrics === null) return () => {}
+  const counter = new metrics.prom.Counter({
+    name: 'bff_rate_limit_local_total',
+    help: 'Requests refused (429) on this instance\'s own count, while the shared Redis could not count.',
+    registers: [metrics.registry]
+  })
+  return () => { counter.inc() }
+}
+
 export default fp<{ config: Config }>(async function rateLimits (fastify, { config }) {
   await fastify.register(rateLimit, {
     global: false,
-    // Shared by every instance when Redis is configured; a failing Redis serves the request (fail open).
+    // Shared by every instance when Redis is configured; while it fails, each instance counts on its own.
     ...(fastify.redis === null
       ? {}
-      : { store: sharedStore(fastify.redis, config.REDIS_KEY_PREFIX), skipOnError: true }),
+      : { store: sharedStore(fastify.redis, config.REDIS_KEY_PREFIX, localRefusals(fastify)), skipOnError: true }),
     errorResponseBuilder: (request, context) => {
       request.log.warn({ limit: request.routeOptions.url, max: context.max }, 'rate limit reached')
       return new RateLimitedError(Math.ceil(context.ttl / 1000))
