@@ -203,7 +203,8 @@ t.test('Redis Sentinels: a comma list of host:port, REDIS_URL optional beside th
   t.equal(config.REDIS_SENTINEL_NAME, 'mymaster', 'the group defaults to mymaster')
   t.notOk('REDIS_URL' in config, 'REDIS_URL may be left out: the Sentinels name the primary')
   t.strictSame(redisSentinels(sentinels), [
-    { host: 'sentinel-0.redis', port: 26379 }, { host: 'sentinel-1.redis', port: 26379 }, { host: 'fd00::7', port: 26379 }
+    { host: 'sentinel-0.redis', port: 26379 }, { host: 'sentinel-1.redis', port: 26379 },
+    { host: 'fd00::7', port: 26379 }
   ], 'IPv6 hosts lose their brackets')
   t.ok(sharedRedisConfigured(config), 'a shared Redis without REDIS_URL')
   t.notOk(sharedRedisConfigured(loadConfig(required)))
