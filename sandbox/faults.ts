@@ -8,6 +8,7 @@ import {
 } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { operationNames, operations, type KeyName, type OperationName } from '../schemas/operations.ts'
+import type { SeededClient } from './seed.ts'
 import { startSandboxUpstream } from './upstream.ts'
 
 export type Fault =
@@ -72,8 +73,11 @@ function stop (server: Server): Promise<void> {
   })
 }
 
-export async function startFaultUpstream (options: { keys: Record<KeyName, string> }): Promise<FaultUpstream> {
-  const sandbox = await startSandboxUpstream({ keys: options.keys })
+/** `clients`: those the sandbox behind knows, the seed's by default. */
+export async function startFaultUpstream (
+  options: { keys: Record<KeyName, string>, clients?: readonly SeededClient[] }
+): Promise<FaultUpstream> {
+  const sandbox = await startSandboxUpstream(options)
   const target = new URL(sandbox.url)
   const agent = new HttpAgent({ keepAlive: true })
 
