@@ -5,7 +5,9 @@
 // another restarted gracefully (SIGTERM). Every client is answered 200 throughout; afterwards the limits are shared
 // again on the new primary (one client's burst over the three instances is limited once), a copy written after the
 // failover is served by every instance while the passport is down, and a deletion queued during the failover was
-// applied on the new primary. The figures of docs/operations.md (Running a fleet) are this test's comments.
+// applied on the new primary. Behind nginx the per-address limits key on the caller's address as nginx forwarded
+// it (TRUST_PROXY names nginx; a forged X-Forwarded-For from anyone else is ignored). The figures of
+// docs/operations.md (Running a fleet) are this test's comments.
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
@@ -17,6 +19,7 @@ import { startFaultUpstream } from '../../sandbox/faults.ts'
 import { profileCacheKeys } from '../../src/config.ts'
 import { cacheKey, identityName } from '../../src/profile/last-known/keys.ts'
 import { DEALER_KEY, JWT_SECRET, PASSPORT_KEY } from '../helpers/build-app.ts'
+import { hs256 } from '../helpers/tokens.ts'
 import {
   eventually, get, requireBinaries, startNginx, startSentinelGroup, startServerProcess, type Answer, type ServerProcess
 } from '../helpers/real-servers.ts'
@@ -26,6 +29,12 @@ t.setTimeout(150_000)
 
 const PROFILE = '/api/users/profile'
 const LIMIT = 60
+const AUTH_LIMIT = 3
+// Signed with another secret: refused by the service with 401, whatever happens past the limit.
+const BAD = { authorization: `Bearer ${hs256(undefined, 'not-the-secret-of-the-service-at-all-0000')}` }
+// Callers on distinct loopback addresses (all of 127/8 is this machine): what nginx sees as $remote_addr.
+const CALLER_A = '127.0.0.2'
+const CALLER_B = '127.0.0.3'
 const LOAD_CLIENTS = 12
 // Each load client asks about once every 1.2 s: fewer than LIMIT a minute, even counted on one instance alone.
 const PAUSE_MS = 1200
@@ -52,6 +61,11 @@ const bearer = ({ identity }: SeededClient) => ({
 /** The name of a client's copy in Redis. */
 const copyName = ({ identity }: SeededClient) =>
   `dealer-bff:lk:${identityName(cacheKey(profileCacheKeys(CACHE_KEY)[0]!), identity)}`
+
+/** The client addresses an instance logged for the profiles it answered. */
+const servedTo = (instance: ServerProcess) => instance.logs
+  .filter(line => line.msg === 'request completed' && (line.req as { url: string }).url === PROFILE)
+  .map(line => (line.req as { remoteAddress: string }).remoteAddress)
 
 /** One scrape's value of `metric` (a line's exact name and labels), 0 when absent. */
 async function scraped (instance: ServerProcess, metric: string): Promise<number> {
@@ -96,6 +110,7 @@ if (binaries !== undefined) {
     async t => {
       const started = performance.now()
       const group = await startSentinelGroup(t, binaries['redis-server'])
+      const redisS = (performance.now() - started) / 1000
       const upstream = await startFaultUpstream({ keys: { passport: PASSPORT_KEY, dealer: DEALER_KEY }, clients })
       t.teardown(() => upstream.close())
       const notFound = {
@@ -117,6 +132,8 @@ if (binaries !== undefined) {
         PROFILE_CACHE_KEY: CACHE_KEY,
         METRICS_API_KEY: METRICS_KEY,
         RATE_LIMIT_PROFILE_PER_MINUTE: String(LIMIT),
+        RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: String(AUTH_LIMIT),
+        // nginx connects from 127.0.0.1: only that hop's X-Forwarded-For is believed.
         TRUST_PROXY: '127.0.0.1',
         // Short: nginx's idle keep-alive connections can hold a draining instance open until the grace ends.
         SHUTDOWN_GRACE_MS: '1000',
@@ -191,9 +208,27 @@ if (binaries !== undefined) {
       t.same(failed, [], `all ${load.answers.length} profiles answered 200 through the three disruptions`)
 
       // Shared counting on the new primary: one client's burst over the three instances is limited once.
-      const burst: number[] = []
-      for (let i = 0; i < LIMIT + 3; i++) burst.push((await get(`${nginx}${PROFILE}`, bearer(BURST))).status)
-      t.same(burst, [...Array(LIMIT).fill(200), 429, 429, 429], `${LIMIT} served across the instances, then 429`)
+      const burst: Answer[] = []
+      for (let i = 0; i < LIMIT + 3; i++) burst.push(await get(`${nginx}${PROFILE}`, bearer(BURST)))
+      t.same(burst.map(answer => answer.status), [...Array(LIMIT).fill(200), 429, 429, 429],
+        `${LIMIT} served across the instances, then 429`)
+      t.same(burst.slice(0, LIMIT).map(answer => answer.headers['x-ratelimit-remaining']),
+        Array.from({ length: LIMIT }, (_, i) => String(LIMIT - 1 - i)), 'x-ratelimit-remaining counts down across them')
+      t.ok(instances.every(instance => servedTo(instance).length > 0), 'each instance served its share')
+
+      // Refused credentials count per caller address as nginx forwarded it, across the instances.
+      const failures: number[] = []
+      for (let i = 0; i <= AUTH_LIMIT; i++) failures.push((await get(`${nginx}${PROFILE}`, BAD, CALLER_A)).status)
+      t.same(failures, [...Array(AUTH_LIMIT).fill(401), 429], `${AUTH_LIMIT} refused tokens from ${CALLER_A}, then 429`)
+      const forged = await get(`${nginx}${PROFILE}`, { ...BAD, 'x-forwarded-for': '198.51.100.77' }, CALLER_A)
+      t.equal(forged.status, 429, 'a forged X-Forwarded-For from the caller does not buy a fresh budget')
+      t.equal((await get(`${nginx}${PROFILE}`, BAD, CALLER_B)).status, 401, `${CALLER_B} has its own budget`)
+      // The access line is written once the answer is sent, so it may reach the test just after the answer.
+      await eventually(async () => instances.some(instance => servedTo(instance).includes(CALLER_B)),
+        'the instances saw the caller\'s address, not nginx\'s')
+      // Straight to an instance from an address that is not the trusted hop: its X-Forwarded-For is ignored.
+      const direct = await get(`${instances[0]!.url}${PROFILE}`, { ...BAD, 'x-forwarded-for': CALLER_B }, CALLER_A)
+      t.equal(direct.status, 429, `counted as ${CALLER_A}, not the ${CALLER_B} it claims to forward for`)
 
       // A copy written after the failover serves every instance while the passport is down.
       t.equal((await get(`${nginx}${PROFILE}`, bearer(COPY))).status, 200)
@@ -205,7 +240,7 @@ if (binaries !== undefined) {
       t.ok(fromCopies.every(answer => String(answer.headers['x-stale']).split(',').includes('passport')),
         'with the copy\'s passport part')
 
-      t.comment(`fleet figures: setup ${setupS.toFixed(1)} s; failover (primary killed to every instance counting ` +
+      t.comment(`fleet figures: setup ${setupS.toFixed(1)} s (Redis and Sentinels ${redisS.toFixed(1)} s); failover (primary killed to every instance counting ` +
         `on the new one) ${Math.round(failoverMs)} ms, ${duringGap.length} answers in that gap (all 200), ` +
         `${countedLocally} limit checks counted in the instances' own memory; load ${load.answers.length} ` +
         `answers over ${loadS.toFixed(1)} s; ${fromCopies.filter(a => a.status === 200).length} of 3 instances ` +
