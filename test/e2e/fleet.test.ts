@@ -240,7 +240,8 @@ if (binaries !== undefined) {
       t.ok(fromCopies.every(answer => String(answer.headers['x-stale']).split(',').includes('passport')),
         'with the copy\'s passport part')
 
-      t.comment(`fleet figures: setup ${setupS.toFixed(1)} s (Redis and Sentinels ${redisS.toFixed(1)} s); failover (primary killed to every instance counting ` +
+      t.comment(`fleet figures: setup ${setupS.toFixed(1)} s (Redis and Sentinels ${redisS.toFixed(1)} s); ` +
+        'failover (primary killed to every instance counting ' +
         `on the new one) ${Math.round(failoverMs)} ms, ${duringGap.length} answers in that gap (all 200), ` +
         `${countedLocally} limit checks counted in the instances' own memory; load ${load.answers.length} ` +
         `answers over ${loadS.toFixed(1)} s; ${fromCopies.filter(a => a.status === 200).length} of 3 instances ` +
