@@ -298,8 +298,9 @@ export function dashboard () {
     row('App versions', 70),
     panel('Requests by app version', 0, 71, {
       unit: 'reqps',
-      description: 'Requests by the app\'s x-app-version: the most frequent versions by name, the rest as other, ' +
-        'none without the header. Before raising MIN_APP_VERSION or removing a deprecated part, see who still calls.',
+      description: 'Authenticated requests by the app\'s x-app-version: the most frequent versions sent by at ' +
+        'least 3 callers by name, the rest as other, none without the header; 426s and refused tokens do not count. ' +
+        'Before raising MIN_APP_VERSION or removing a deprecated part, see who still calls.',
       stack: true,
       targets: [{
         expr: `sum by (app_version) (rate(bff_app_version_requests_total{${JOB}}[${RATE}]))`,
