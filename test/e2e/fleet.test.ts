@@ -168,12 +168,18 @@ if (binaries !== undefined) {
       await group.killPrimary()
       const gone = await get(`${instances[0]!.url}${PROFILE}`, { ...bearer(GONE), 'x-request-id': 'gone-1' })
       t.equal(gone.status, 404, 'the passport no longer knows GONE')
+      // What each instance says, for the failure message: [primary changes, up].
+      let states: number[][] = []
+      const redisLines = () => instances.map(instance => instance.logs.filter(line => /^Redis /.test(line.msg))
+        .map(line => line.msg))
       await eventually(async () => {
-        const states = await Promise.all(instances.map(async instance =>
-          await scraped(instance, 'bff_redis_primary_changes_total') === 1 &&
-          await scraped(instance, 'bff_redis_up') === 1))
-        return states.every(Boolean)
-      }, 'every instance on the new primary', 30_000)
+        states = await Promise.all(instances.map(async instance => [
+          await scraped(instance, 'bff_redis_primary_changes_total'), await scraped(instance, 'bff_redis_up')]))
+        // At least one change: on a machine this loaded the Sentinels may fail over once more on their own.
+        return states.every(([changes, up]) => changes! >= 1 && up === 1)
+      }, 'every instance on the new primary', 30_000).catch((error: Error) => {
+        throw new Error(`${error.message}: ${JSON.stringify({ states, logs: redisLines() })}`)
+      })
       const failoverMs = performance.now() - killedAt
       t.not(await group.primaryPort(), firstPrimary, 'the Sentinels named the replica')
       t.ok(await scraped(instances[0]!, 'bff_profile_copy_store_failures_total{operation="delete"}') >= 1,
@@ -185,7 +191,7 @@ if (binaries !== undefined) {
       const duringGap = load.answers.filter(answer => answer.at > killedAt && answer.at <= killedAt + failoverMs)
       const changeLines = instances.map(instance =>
         instance.logs.filter(line => line.msg === 'Redis primary changed: now counting there').length)
-      t.same(changeLines, [1, 1, 1], 'each instance logged the change once')
+      t.same(changeLines, states.map(([changes]) => changes), 'each instance logged each change once')
 
       // 2. An instance crashes and is started again where nginx expects it.
       const crashed = instances[1]!
