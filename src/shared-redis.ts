@@ -28,6 +28,8 @@ export interface SharedRedis {
   /** The store reports each command's outcome. */
   failed (error: Error): void
   succeeded (): void
+  /** Quits (or drops a connection not ready) and reconnects no more. */
+  close (): Promise<void>
 }
 
 const PROBE_INTERVAL_MS = 1000
@@ -113,6 +115,16 @@ export function connectRedis (RedisClient: typeof Redis, config: RedisConfig, lo
     goUp()
   }
 
+  // ioredis gives up for good (status `end`) when the Sentinels' +switch-master closes a connection still being
+  // made: start again, as its own reconnections would, until closed.
+  let closing = false
+  let restart: NodeJS.Timeout | undefined
+  client.on('end', () => {
+    if (closing) return
+    clearTimeout(restart)
+    restart = setTimeout(() => { if (!closing) client.connect().catch(() => {}) }, reconnectDelay(1))
+    restart.unref()
+  })
   // Without an 'error' listener ioredis prints every failed reconnection to the console.
   client.on('error', goDown)
   client.on('close', () => { if (state === 'up') goDown(new Error('connection closed')) })
@@ -138,6 +150,12 @@ export function connectRedis (RedisClient: typeof Redis, config: RedisConfig, lo
     },
     succeeded () {
       if (state !== 'up') goUp()
+    },
+    async close () {
+      closing = true
+      clearTimeout(restart)
+      if (client.status === 'ready') await client.quit().catch(() => { client.disconnect() })
+      else client.disconnect()
     }
   }
 }

@@ -9,16 +9,16 @@ import { freePort } from './helpers/real-servers.ts'
 const quiet = { info () {}, warn () {} }
 const timeouts = { REDIS_TIMEOUT_MS: 100, REDIS_CONNECT_TIMEOUT_MS: 1000, REDIS_SENTINEL_NAME: 'mymaster' }
 
-/** ioredis's options of a client made from `config`, disconnected at once. */
-function optionsOf (config: Parameters<typeof connectRedis>[1]) {
+/** ioredis's options of a client made from `config`, closed at once. */
+async function optionsOf (config: Parameters<typeof connectRedis>[1]) {
   const redis = connectRedis(Redis, config, quiet)
-  redis.client.disconnect()
+  await redis.close()
   return redis.client.options
 }
 
 t.test('REDIS_URL alone: its host, port, password and database, no Sentinel', async t => {
   const port = await freePort()
-  const options = optionsOf({ ...timeouts, REDIS_URL: `redis://:secret@127.0.0.1:${port}/3` })
+  const options = await optionsOf({ ...timeouts, REDIS_URL: `redis://:secret@127.0.0.1:${port}/3` })
   t.match(options,
     { host: '127.0.0.1', port, password: 'secret', db: 3, commandTimeout: 100, enableOfflineQueue: false })
   t.notOk(options.sentinels, 'no Sentinels')
@@ -27,7 +27,7 @@ t.test('REDIS_URL alone: its host, port, password and database, no Sentinel', as
 t.test('REDIS_SENTINELS: the Sentinels, the group and their password; REDIS_URL\'s scheme, credentials and ' +
   'database for the primary', async t => {
   const [one, two] = [await freePort(), await freePort()]
-  const options = optionsOf({
+  const options = await optionsOf({
     ...timeouts,
     REDIS_SENTINELS: `127.0.0.1:${one}, [::1]:${two}`,
     REDIS_SENTINEL_NAME: 'dealer',
@@ -47,7 +47,7 @@ t.test('REDIS_SENTINELS: the Sentinels, the group and their password; REDIS_URL\
   })
   t.ok(options.tls, 'rediss://: TLS to the primary')
 
-  const bare = optionsOf({ ...timeouts, REDIS_SENTINELS: `127.0.0.1:${one}` })
+  const bare = await optionsOf({ ...timeouts, REDIS_SENTINELS: `127.0.0.1:${one}` })
   t.match(bare, { sentinels: [{ host: '127.0.0.1', port: one }], name: 'mymaster', enableTLSForSentinelMode: false })
   t.notOk(bare.password, 'no REDIS_URL: no password')
   t.notOk(bare.sentinelPassword)

@@ -4,10 +4,13 @@
 // are shared again).
 import t, { type Test } from 'tap'
 import { Redis } from 'ioredis'
+import { once } from 'node:events'
 import { Writable } from 'node:stream'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { buildApp, type AppOverrides } from '../../src/app.ts'
 import { signToken } from '../../sandbox/sign.ts'
 import { clientDigest } from '../../src/plugins/external/rate-limit.ts'
+import { connectRedis } from '../../src/shared-redis.ts'
 import { startSandboxUpstream } from '../../sandbox/upstream.ts'
 import { ivanov, petrova } from '../../sandbox/seed.ts'
 import { configProblems, CONSOLE_KEY, DEALER_KEY, JWT_SECRET, PASSPORT_KEY, testConfig } from '../helpers/build-app.ts'
@@ -152,6 +155,22 @@ if (binaries !== undefined) {
     await eventually(async () => (await redisState(bases[0]!)) === 'up' && (await redisState(bases[1]!)) === 'up',
       'both instances reconnect')
     await assertSharedLimit(t, bases, PETROVA)
+  })
+
+  t.test('a client ioredis ended on its own (as a Sentinel announcement mid-connection does) connects again; ' +
+    'closed, it stays closed', async t => {
+    const redis = await startRedis(t, redisBinary)
+    const shared = connectRedis(Redis, {
+      REDIS_URL: redis.url, REDIS_SENTINEL_NAME: 'mymaster', REDIS_TIMEOUT_MS: 100, REDIS_CONNECT_TIMEOUT_MS: 1000
+    }, { info () {}, warn () {} })
+    t.teardown(() => shared.close())
+    await once(shared.client, 'ready')
+    shared.client.disconnect()
+    await once(shared.client, 'ready')
+    t.equal(await shared.client.ping(), 'PONG', 'answering again')
+    await shared.close()
+    await sleep(300)
+    t.equal(shared.client.status, 'end', 'closed stays closed')
   })
 
   t.test('Redis down at start-up: the instance starts and serves, and enforces once Redis appears', async t => {

@@ -36,11 +36,5 @@ export default fp<{ config: Config }>(async function redisPlugin (fastify, { con
   // longer than a connection attempt may (then Redis is down, and the service starts without it).
   await firstConnection(redis.client, config.REDIS_CONNECT_TIMEOUT_MS)
   // After every request has finished (onClose), so no count is lost on the way out.
-  fastify.addHook('onClose', async () => {
-    if (redis.client.status === 'ready') {
-      await redis.client.quit().catch(() => { redis.client.disconnect() })
-    } else {
-      redis.client.disconnect()
-    }
-  })
+  fastify.addHook('onClose', async () => { await redis.close() })
 }, { name: 'redis' })
