@@ -156,8 +156,8 @@ export function profileRouteSchema (config: Config) {
       ...responses,
       ...appVersionResponses,
       429: errorResponse(
-        'Too many profile requests for this client (token `sub`) this minute, or too many refused tokens from ' +
-          'this address.',
+        'Too many profile requests for this client (token `sub`) this minute, or too many refused tokens (or ' +
+          'tokens under a signing key not known yet) from this address.',
         [new RateLimitedError(RATE_LIMITED_EXAMPLE)], limitHeaders(config.RATE_LIMIT_PROFILE_PER_MINUTE))
     }
   }
