@@ -100,7 +100,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
   // The registry, before the plugins whose sources put their metrics on it (Redis, the key set, the upstream
   // client, the profile).
   await fastify.register(metrics, { config })
-  // The shared Redis (REDIS_URL) before the limits that count in it.
+  // The shared Redis (REDIS_URL or REDIS_SENTINELS) before the limits that count in it.
   await fastify.register(redis, { config })
   await fastify.register(rateLimits, { config })
   await fastify.register(sharedSchemas, { roots: [...profileSchemas, ...consoleSchemas, ...healthSchemas] })

@@ -11,13 +11,14 @@ import { consoleKeyProblems, ConsoleConfigSchema } from './config/console.ts'
 import { LimitsConfigSchema } from './config/limits.ts'
 import { ObservabilityConfigSchema } from './config/observability.ts'
 import { profileCacheKeyProblems, ProfileConfigSchema } from './config/profile.ts'
-import { RedisConfigSchema } from './config/redis.ts'
+import { RedisConfigSchema, sentinelProblems, sentinelVariableProblems } from './config/redis.ts'
 import { serverTimeoutProblems, ServerConfigSchema, trustProxyProblems } from './config/server.ts'
 import { RETIRED_UPSTREAM_VARIABLES, upstreamUrlProblems, UpstreamConfigSchema } from './config/upstream.ts'
 
 // What callers derive from the values, kept importable from here.
 export { consoleOperators } from './config/console.ts'
 export { profileCacheKeys } from './config/profile.ts'
+export { redisSentinels, sharedRedisConfigured } from './config/redis.ts'
 export { trustProxySetting } from './config/server.ts'
 
 export const ConfigSchema = Type.Object({
@@ -48,7 +49,8 @@ interface AjvError { instancePath: string, keyword: string, message?: string, pa
 /** The rules a schema cannot say, on the variables as set: named even when another variable fails the schema. */
 const VARIABLE_CHECKS: Array<(variables: Record<string, string | undefined>) => string[]> = [
   verificationKeyProblems,
-  trustProxyProblems
+  trustProxyProblems,
+  sentinelVariableProblems
 ]
 
 /** The rules between valid values, checked once every variable holds. */
@@ -57,7 +59,8 @@ const VALUE_CHECKS: Array<(config: Config) => string[]> = [
   consoleKeyProblems,
   upstreamUrlProblems,
   jwksUrlProblems,
-  profileCacheKeyProblems
+  profileCacheKeyProblems,
+  sentinelProblems
 ]
 
 function describe (error: AjvError): string {

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'
 import { callerOf } from '../auth/caller.ts'
-import type { Config } from '../config.ts'
+import { sharedRedisConfigured, type Config } from '../config.ts'
 
 /** Every limit counts per minute. */
 export const RATE_LIMIT_WINDOW_MS = 60_000
@@ -33,9 +33,11 @@ export function clientDigest (sub: string): string {
 }
 
 /** The profile's route config: per client (token `sub`), after `fastify.authenticate` has set the caller. */
-export function profileRateLimit (config: Pick<Config, 'RATE_LIMIT_PROFILE_PER_MINUTE' | 'REDIS_URL'>) {
+export function profileRateLimit (
+  config: Pick<Config, 'RATE_LIMIT_PROFILE_PER_MINUTE' | 'REDIS_URL' | 'REDIS_SENTINELS'>
+) {
   // In memory the id itself is the key (no hashing on the hot path); in Redis, its digest.
-  const keyGenerator = config.REDIS_URL === undefined
+  const keyGenerator = !sharedRedisConfigured(config)
     ? (request: FastifyRequest) => `client:${callerOf(request).uid_client}`
     : (request: FastifyRequest) => `client:${clientDigest(callerOf(request).uid_client)}`
   return {

@@ -11,8 +11,9 @@ const Live = Type.Object({ status: Type.Literal('ok') }, { $id: 'HealthLive', de
 const Ready = Type.Object({
   status: Type.Literal('ready'),
   redis: Type.Optional(Type.Enum(REDIS_STATES, {
-    description: 'The shared Redis of the rate limits and last-known profiles, when REDIS_URL is set: `up`, ' +
-      '`down` (limits fail open, copies are misses), or `connecting` (not reached yet). Informative only: ' +
+    description: 'The shared Redis of the rate limits and last-known profiles, when one is configured: `up`, ' +
+      '`down` (each instance limits on its own, copies are misses), or `connecting` (not reached yet). ' +
+      'Informative only: ' +
       'readiness never fails on it.'
   }))
 }, { $id: 'HealthReady', description: 'Configured and able to serve.' })

@@ -1,13 +1,15 @@
-// Rate limits per minute, in memory or in the Redis every instance shares (fails open): the profile per token `sub`,
-// the console per address, and refused credentials per address. Credentials are verified first and only refused
-// ones get 429, so no one can lock out honest callers sharing an address; nobody guesses a signature or a key.
+// Rate limits per minute, in memory or in the Redis every instance shares (while it fails, each instance counts on
+// its own): the profile per token `sub`, the console per address, and refused credentials per address. Credentials
+// are verified first and only refused ones get 429, so no one can lock out honest callers sharing an address; nobody
+// guesses a signature or a key.
 import fp from 'fastify-plugin'
 import rateLimit from '@fastify/rate-limit'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../../config.ts'
 import { RateLimitedError } from '../../errors.ts'
 import { sharedStore } from '../../http/rate-limit-store.ts'
 import { RATE_LIMIT_WINDOW_MS } from '../../http/rate-limits.ts'
+import { metricsOf } from '../../metrics/registry.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -16,13 +18,25 @@ declare module 'fastify' {
   }
 }
 
+/** Requests refused on an instance's own count while the shared Redis could not count (a metric when on). */
+function localRefusals (fastify: FastifyInstance): () => void {
+  const metrics = metricsOf(fastify)
+  if (metrics === null) return () => {}
+  const counter = new metrics.prom.Counter({
+    name: 'bff_rate_limit_local_total',
+    help: 'Requests refused (429) on this instance\'s own count, while the shared Redis could not count.',
+    registers: [metrics.registry]
+  })
+  return () => { counter.inc() }
+}
+
 export default fp<{ config: Config }>(async function rateLimits (fastify, { config }) {
   await fastify.register(rateLimit, {
     global: false,
-    // Shared by every instance when Redis is configured; a failing Redis serves the request (fail open).
+    // Shared by every instance when Redis is configured; while it fails, each instance counts on its own.
     ...(fastify.redis === null
       ? {}
-      : { store: sharedStore(fastify.redis, config.REDIS_KEY_PREFIX), skipOnError: true }),
+      : { store: sharedStore(fastify.redis, config.REDIS_KEY_PREFIX, localRefusals(fastify)), skipOnError: true }),
     errorResponseBuilder: (request, context) => {
       request.log.warn({ limit: request.routeOptions.url, max: context.max }, 'rate limit reached')
       return new RateLimitedError(Math.ceil(context.ttl / 1000))
