@@ -16,7 +16,7 @@ import { startSandboxKeySet, type SandboxKeySet } from './jwks.ts'
 import { devSigningFile, removeDevSigning, writeDevSigning, type DevSigning } from './dev-secret.ts'
 import { ConfigError, loadConfig } from '../src/config.ts'
 import { loggerOptions } from '../src/logger.ts'
-import { DOCS_PREFIX } from '../src/plugins/external/docs.ts'
+import { DOCS_PREFIX } from '../src/http/paths.ts'
 import { startSandboxUpstream, type SandboxUpstream } from './upstream.ts'
 import { seededClients, unknownClient, type SeededClient } from './seed.ts'
 

@@ -13,14 +13,13 @@ import {
   InternalError, PayloadTooLargeError, RateLimitedError, ServiceUnavailableError, UnauthorizedError,
   UnsupportedMediaTypeError, UpstreamBadResponseError, UpstreamTimeoutError, UpstreamUnavailableError
 } from '../errors.ts'
-import { errorResponse } from '../plugins/external/docs.ts'
-import { OVERLOADED, shedHeaders } from '../plugins/external/load-shedding.ts'
-import { consoleRateLimit, limitHeaders, RATE_LIMITED_EXAMPLE } from '../plugins/external/rate-limit.ts'
-import { ref } from '../plugins/app/shared-schemas.ts'
+import { errorResponse } from '../http/error-response.ts'
+import { consoleRateLimit, limitHeaders, RATE_LIMITED_EXAMPLE } from '../http/rate-limits.ts'
+import { ref } from '../http/schema-refs.ts'
+import { OVERLOADED, shedHeaders } from '../http/shedding.ts'
 import type { Exchange } from '../upstream/client.ts'
 import { isUpstreamError } from '../upstream/errors.ts'
 import { operationNames } from '../../schemas/operations.ts'
-import { pickTracingHeaders } from '../upstream/transport/tracing-headers.ts'
 import { secretRedactor, type Redactor } from '../redaction.ts'
 import { pointerToken } from '../json-schema.ts'
 
@@ -206,7 +205,7 @@ const consoleRoute: FastifyPluginAsyncTypebox<{ config: Config }> = async (fasti
     try {
       // Past the circuit breaker: an operator must see the real upstream, and must not move live traffic's breaker.
       exchange = await fastify.upstream.exchange(operation, params, {
-        headers: { ...pickTracingHeaders(request.headers), 'x-request-id': request.id },
+        headers: fastify.upstream.forwardedHeaders(request.headers, request.id),
         breaker: false,
         // The redaction and the serializer walk the whole body: bounded in depth first (a deeper one is shown as text).
         wholeBodyDepth: true

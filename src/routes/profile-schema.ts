@@ -10,11 +10,11 @@ import {
   UnauthorizedError,
   UpstreamBadResponseError, UpstreamTimeoutError, UpstreamUnavailableError
 } from '../errors.ts'
-import { appVersionResponses } from '../plugins/app/app-version.ts'
-import { ref } from '../plugins/app/shared-schemas.ts'
-import { errorResponse } from '../plugins/external/docs.ts'
-import { OVERLOADED, shedHeaders } from '../plugins/external/load-shedding.ts'
-import { limitHeaders, RATE_LIMITED_EXAMPLE } from '../plugins/external/rate-limit.ts'
+import { appVersionResponses } from '../http/app-version.ts'
+import { errorResponse } from '../http/error-response.ts'
+import { limitHeaders, RATE_LIMITED_EXAMPLE } from '../http/rate-limits.ts'
+import { ref } from '../http/schema-refs.ts'
+import { OVERLOADED, shedHeaders } from '../http/shedding.ts'
 
 const description = 'The profile of the client the bearer token names (claims `sub`, `login`, `vendor`); ' +
   `nothing in the

@@ -5,9 +5,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import fresh from 'fresh'
 import type { TSchema } from 'typebox'
 import { Profile } from '../../schemas/profile.ts'
+import { callerOf } from '../auth/caller.ts'
 import type { Config } from '../config.ts'
-import { callerOf } from '../plugins/app/auth.ts'
-import { profileRateLimit } from '../plugins/external/rate-limit.ts'
+import { profileRateLimit } from '../http/rate-limits.ts'
 import { profileRouteSchema } from './profile-schema.ts'
 
 /** The front schemas this route answers with, registered as shared schemas. */
