@@ -27,9 +27,8 @@ import upstream from './plugins/app/upstream.ts'
 import { withTraceLogFields } from './tracing/log-fields.ts'
 import serverSpans from './tracing/server-spans.ts'
 import { activeTracer } from './tracing/tracer.ts'
-import consoleRoute, { consoleSchemas } from './routes/console.ts'
-import health, { healthSchemas, LIVE_PATH, READY_PATH } from './routes/health.ts'
-import profile, { profileSchemas } from './routes/profile.ts'
+import { LIVE_PATH, READY_PATH } from './routes/health.ts'
+import { routeModules } from './routes/registry.ts'
 
 export interface AppOverrides {
   /** Replaces the upstream Agent (tests pass a MockAgent). */
@@ -97,7 +96,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
   // The shared Redis (REDIS_URL) before the limits that count in it.
   await fastify.register(redis, { config })
   await fastify.register(rateLimits, { config })
-  await fastify.register(sharedSchemas, { roots: [...profileSchemas, ...consoleSchemas, ...healthSchemas] })
+  await fastify.register(sharedSchemas, { roots: routeModules.flatMap(route => route.schemas) })
   await fastify.register(docs, { config })
   await fastify.register(auth, { config })
   // Before every route: both hook the routes whose schema declares x-app-version or a deprecation as they are added.
@@ -110,9 +109,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
   })
   await fastify.register(profilePlugin, { config, ...(overrides.now === undefined ? {} : { now: overrides.now }) })
 
-  await fastify.register(health)
-  await fastify.register(profile, { config })
-  await fastify.register(consoleRoute, { config })
+  for (const route of routeModules) await fastify.register(route.plugin, { config })
   return fastify
 }
 

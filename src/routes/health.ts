@@ -6,6 +6,8 @@ import { KEY_SET_NOT_LOADED, ServiceUnavailableError } from '../errors.ts'
 import { errorResponse } from '../plugins/external/docs.ts'
 import { REDIS_STATES } from '../shared-redis.ts'
 import { ref } from '../plugins/app/shared-schemas.ts'
+import type { RouteModule } from './route-module.ts'
+import { documented } from './standard-answers.ts'
 
 const Live = Type.Object({ status: Type.Literal('ok') }, { $id: 'HealthLive', description: 'The process is up.' })
 const Ready = Type.Object({
@@ -16,8 +18,6 @@ const Ready = Type.Object({
       'readiness never fails on it.'
   }))
 }, { $id: 'HealthReady', description: 'Configured and able to serve.' })
-
-export const healthSchemas = [Live, Ready]
 
 /** The probes' paths (the load balancer's and the orchestrator's). */
 export const LIVE_PATH = '/health/live'
@@ -34,18 +34,18 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
   const keySet = fastify.hasDecorator('keySet') ? fastify.keySet : null
 
   fastify.get(LIVE_PATH, {
-    schema: {
+    schema: documented({
       operationId: 'getLiveness',
       tags: ['health'],
       summary: 'Liveness: the process is up',
       security: [],
       response: { 200: ref(Live) }
-    },
+    }),
     logLevel: 'warn'
   }, async () => ({ status: 'ok' as const }))
 
   fastify.get(READY_PATH, {
-    schema: {
+    schema: documented({
       operationId: 'getReadiness',
       tags: ['health'],
       summary: 'Readiness: configured and able to serve',
@@ -57,7 +57,7 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
           'send no traffic.',
           [new ServiceUnavailableError(SHUTTING_DOWN)])
       }
-    },
+    }),
     logLevel: 'warn'
   }, async () => {
     if (closing) throw new ServiceUnavailableError(SHUTTING_DOWN)
@@ -69,4 +69,9 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
   })
 }
 
-export default fp(health, { name: 'health' })
+/** The probes in the route registry (registry.ts). */
+export default {
+  plugin: fp(health, { name: 'health' }),
+  schemas: [Live, Ready],
+  answers: { [`GET ${LIVE_PATH}`]: [], [`GET ${READY_PATH}`]: ['SERVICE_UNAVAILABLE'] }
+} satisfies RouteModule

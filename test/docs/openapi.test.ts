@@ -7,9 +7,7 @@ import { Compile } from 'typebox/compile'
 import pkg from '../../package.json' with { type: 'json' }
 import { ConsoleAnswer, ConsoleRequest } from '../../schemas/console.ts'
 import { ErrorBody } from '../../schemas/errors.ts'
-import { consoleSchemas } from '../../src/routes/console.ts'
-import { healthSchemas } from '../../src/routes/health.ts'
-import { profileSchemas } from '../../src/routes/profile.ts'
+import { routeModules } from '../../src/routes/registry.ts'
 import { collectShared } from '../../src/plugins/app/shared-schemas.ts'
 import { operationNames } from '../../schemas/operations.ts'
 import { generateOpenapi, OPENAPI_FILE } from '../../scripts/openapi.ts'
@@ -60,7 +58,7 @@ t.test('/docs/json: OpenAPI 3.1.0 with components named after the $ids and both 
   t.ok(Array.isArray(doc.servers) && doc.servers.length > 0)
 
   const names = Object.keys(doc.components.schemas)
-  const ids = collectShared([ErrorBody, ...profileSchemas, ...consoleSchemas, ...healthSchemas])
+  const ids = collectShared([ErrorBody, ...routeModules.flatMap(route => route.schemas)])
     .map(s => (s as { $id: string }).$id)
   t.same([...names].sort(), [...ids].sort(), 'one component per shared schema, named by its $id')
   for (const name of ['ErrorBody', 'ConsoleRequest', 'ConsoleAnswer', 'PassportParams', 'DealerParams']) {
