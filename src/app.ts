@@ -28,7 +28,8 @@ import { withTraceLogFields } from './tracing/log-fields.ts'
 import serverSpans from './tracing/server-spans.ts'
 import { activeTracer } from './tracing/tracer.ts'
 import { LIVE_PATH, READY_PATH } from './routes/health.ts'
-import { routeModules } from './routes/registry.ts'
+import * as registry from './routes/registry.ts'
+import type { RouteModule } from './routes/route-module.ts'
 
 export interface AppOverrides {
   /** Replaces the upstream Agent (tests pass a MockAgent). */
@@ -56,6 +57,9 @@ const validatorCompiler: FastifySchemaCompiler<TSchema> = route => {
   const valid = Compile(route.schema)
   return value => valid.Check(value) || converting(value)
 }
+
+/** The route modules, from the registry's one line each. */
+const routeModules: RouteModule[] = Object.values(registry)
 
 export async function buildApp (config: Config, overrides: AppOverrides = {}) {
   // Tracing was started (or not) before the app was imported (server.ts); read once, here.

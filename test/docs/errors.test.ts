@@ -4,8 +4,11 @@ import t from 'tap'
 import { Compile } from 'typebox/compile'
 import { ErrorBody } from '../../schemas/errors.ts'
 import * as catalog from '../../src/errors.ts'
-import { routeModules } from '../../src/routes/registry.ts'
+import * as registry from '../../src/routes/registry.ts'
+import type { RouteModule } from '../../src/routes/route-module.ts'
 import { buildTestApp } from '../helpers/build-app.ts'
+
+const routeModules: RouteModule[] = Object.values(registry)
 
 type Json = Record<string, any>
 
