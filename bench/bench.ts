@@ -1,10 +1,11 @@
 // `npm run bench`: a table of scenarios and one runner. Each shape of load (SHAPES) is served by the service as
-// `npm start` runs it and by the floor (bench/floor.ts: the least work a correct profile needs) under the same node
-// flags and environment, each in a process of its own, against the sandbox upstream in another; a reference row runs
-// the floor under Node's defaults. Processes are warmed, then every scenario runs once per round, each floor run
-// right after its service run, so a pair shares the box's state. Priced options (OPTIONS) and a same-run A/B of
-// another checkout (--ab) are more service processes loaded in the same rounds. Medians of the rounds with their
-// spread; the verdicts are issue 37's targets (bench/report.ts). bench/README.md has the options and examples.
+// `npm start` runs it and by two floors under the same node flags and environment: the bare floor (bench/floor.ts:
+// the least work a correct profile needs) and the Fastify floor (bench/fastify-floor.ts: the least a team on this
+// stack writes), each in a process of its own, against the sandbox upstream in another; a reference row runs the bare
+// floor under Node's defaults. Processes are warmed, then every scenario runs once per round, the floors' runs right
+// after their service run, so they share the box's state. Priced options (OPTIONS) and a same-run A/B of another
+// checkout (--ab) are more service processes loaded in the same rounds. Medians of the rounds with their spread; the
+// verdicts are issue 42's targets (bench/report.ts). bench/README.md has the options and examples.
 import autocannon, { type Client as AutocannonClient } from 'autocannon'
 import { deepStrictEqual } from 'node:assert/strict'
 import { execFileSync, spawn } from 'node:child_process'
@@ -36,19 +37,28 @@ const CONNECTIONS = 50
 const MiB = 1024 * 1024
 
 /**
- * The shapes of issue 37, at 50 connections each: id, what, upstream delay, clients (bench/clients.ts), CPU limit
- * against the floor, and the processes that serve it. a and b50 share a service process, a, b50 and m a floor; a
- * shape that would set another's peak RSS has its own. m has more clients than the verified-token cache holds, and
- * they fill the last-known store (on by default). t50's ratios are shown, judged by none.
+ * The shapes of issue 37, at 50 connections each: id, what, upstream delay, clients (bench/clients.ts), and the
+ * processes that serve it (the service, the bare floor, the Fastify floor). a and b50 share a service process, a,
+ * b50 and m each floor process; a shape that would set another's peak RSS has its own. m has more clients than the
+ * verified-token cache holds, and they fill the last-known store (on by default).
  */
 const SHAPES: Shape[] = ([
-  ['a', '3 viewed cars, no upstream delay', 0, 'default', 1.5, 'service', 'floor'],
-  ['b50', '3 viewed cars, 20 ms upstream delay', DELAY_MS, 'default', 1.3, 'service', 'floor'],
-  ['l50', '300 viewed cars, 20 ms', DELAY_MS, 'large', 1.3, 'service@l50', 'floor@l50'],
-  ['m', '5,000 clients, no delay', 0, 'many', 1.3, 'service@m', 'floor'],
-  ['t50', 'https upstream, 20 ms', DELAY_MS, 'default', 1.3, 'service@t50', 'floor@t50', true]
-] as const).map(([id, what, delayMs, clients, cpuLimit, service, floor, tls]) =>
-  ({ id, what, delayMs, clients, cpuLimit, service, floor, ...(tls === true ? { tls, informational: true } : {}) }))
+  ['a', '3 viewed cars, no upstream delay', 0, 'default', ''],
+  ['b50', '3 viewed cars, 20 ms upstream delay', DELAY_MS, 'default', ''],
+  ['l50', '300 viewed cars, 20 ms', DELAY_MS, 'large', '@l50'],
+  ['m', '5,000 clients, no delay', 0, 'many', '@m'],
+  ['t50', 'https upstream, 20 ms', DELAY_MS, 'default', '@t50', true]
+] as const).map(([id, what, delayMs, clients, own, tls]) => ({
+  id,
+  what,
+  delayMs,
+  clients,
+  service: `service${own}`,
+  // m's floors are a's: only the service keeps state per client.
+  floor: `floor${own === '@m' ? '' : own}`,
+  fastify: `fastify${own === '@m' ? '' : own}`,
+  ...(tls === true ? { tls } : {})
+}))
 const shapeOf = (id: string) => SHAPES.find(s => s.id === id)!
 
 /** How an option's process differs and how the bench knows it was on, given its process and what the run set up. */
@@ -195,8 +205,8 @@ const DEFAULTS: Settings = { name: 'Node\'s defaults', flags: [], env: {} }
 
 /**
  * `--flags-sweep`: the base settings (npm start's, or --node-flags'), each flag it sets taken away, semi-spaces of 4
- * to 64 MiB, other old-space caps and malloc arenas (issue 37 item 2); the service and the floor under each, one set
- * after another.
+ * to 64 MiB, other old-space caps and malloc arenas (issue 37 item 2); the service and the Fastify floor under each,
+ * one set after another.
  */
 function sweepSets (): Settings[] {
   const base = startSettings()
@@ -230,16 +240,20 @@ function hasRedis (): boolean {
   }
 }
 
-/** The scenarios of this run: each shape's service and floor, the reference, the options, the A/B. */
+/**
+ * The scenarios of this run: each shape's service, bare floor and Fastify floor (the sweep leaves the bare floor out),
+ * the reference, the options, the A/B.
+ */
 function scenarios (sweep: boolean): Scenario[] {
   const profile = (id: string, shape: Shape, role: Scenario['role'], process: string, title: string, rounds = ROUNDS):
   Scenario => ({ id, title, shape, role, process, rounds, expectedUpstream: 3 })
   const all: Scenario[] = SHAPES.flatMap(shape => [
     profile(shape.id, shape, 'service', shape.service, `service, ${shape.what}`),
-    profile(`f${shape.id}`, shape, 'floor', shape.floor, 'floor, same flags')
+    ...(sweep ? [] : [profile(`f${shape.id}`, shape, 'floor', shape.floor, 'bare floor, same flags')]),
+    profile(`ff${shape.id}`, shape, 'fastify', shape.fastify, 'Fastify floor, same flags')
   ])
   if (!sweep) {
-    all.push(profile('fa@node', shapeOf('a'), 'reference', 'floor@node', 'floor, Node\'s defaults', SIDE_ROUNDS))
+    all.push(profile('fa@node', shapeOf('a'), 'reference', 'floor@node', 'bare floor, Node\'s defaults', SIDE_ROUNDS))
   }
   const only = args.only?.split(',').map(s => s.trim())
   const selected = only === undefined ? all : all.filter(s => only.includes(s.id))
@@ -441,8 +455,8 @@ const wholeRequests = (rps: number, seconds: number, least: number) =>
   Math.max(least, Math.ceil(rps * seconds / CONNECTIONS)) * CONNECTIONS
 
 /**
- * One request of each scenario: the success path, not a fast error. And the floor must be honest: for the same two
- * clients (IVANOV's record without bonuses, PETROVA's with), every service process answers what its floor answers.
+ * One request of each scenario: the success path, not a fast error. And the floors must be honest: for the same two
+ * clients (IVANOV's record without bonuses, PETROVA's with), every service process answers what its floors answer.
  */
 async function check (w: Wiring, list: Scenario[]): Promise<void> {
   for (const s of list) {
@@ -452,11 +466,14 @@ async function check (w: Wiring, list: Scenario[]): Promise<void> {
     const res = await get(child.url, 0)
     const body = await res.text()
     if (res.status !== 200 || res.headers.has('x-degraded')) throw new Error(`${s.id}: answered ${res.status}: ${body}`)
-    const floor = w.processes.get(s.shape.floor)
-    if (s.role === 'floor' || s.role === 'reference' || floor === undefined) continue
-    for (const client of [0, 1]) {
-      deepStrictEqual(await (await get(child.url, client)).json(), await (await get(floor.url, client)).json(),
-        `${s.process} and ${s.shape.floor} answer client ${client} of the ${s.shape.clients} set differently`)
+    if (s.role === 'floor' || s.role === 'fastify' || s.role === 'reference') continue
+    for (const name of [s.shape.floor, s.shape.fastify]) {
+      const floor = w.processes.get(name)
+      if (floor === undefined) continue
+      for (const client of [0, 1]) {
+        deepStrictEqual(await (await get(child.url, client)).json(), await (await get(floor.url, client)).json(),
+          `${s.process} and ${name} answer client ${client} of the ${s.shape.clients} set differently`)
+      }
     }
   }
 }
@@ -507,13 +524,16 @@ async function runOnce (list: Scenario[], settings: Settings): Promise<Outcome> 
       const upstream: Record<string, string> = s.shape.tls
         ? { UPSTREAM_URL: tlsUrl, NODE_EXTRA_CA_CERTS: certificate!.certFile }
         : { UPSTREAM_URL: sandbox.url }
-      const common = { PASSPORT_API_KEY: keys.passport, DEALER_API_KEY: keys.dealer, AUTH_JWT_SECRET: jwtSecret }
-      const service = { HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', ...rateLimits }
+      // LOG_LEVEL: the service's, which the Fastify floor's pino reads too.
+      const common = {
+        PASSPORT_API_KEY: keys.passport, DEALER_API_KEY: keys.dealer, AUTH_JWT_SECRET: jwtSecret, LOG_LEVEL: 'warn'
+      }
+      const service = { HOST: '127.0.0.1', PORT: '0', ...rateLimits }
       const optionEnv = option?.env(redises.get(name))
-      const isFloor = s.role === 'floor' || s.role === 'reference'
+      const isFloor = s.role === 'floor' || s.role === 'reference' || s.role === 'fastify'
       const entry = s.role === 'ab' && args.ab !== undefined
         ? resolve(args.ab, 'bench/service.ts')
-        : here(isFloor ? 'floor.ts' : 'service.ts')
+        : here(s.role === 'fastify' ? 'fastify-floor.ts' : isFloor ? 'floor.ts' : 'service.ts')
       const env: Record<string, string> = { ...own.env, ...common, ...(isFloor ? {} : service), ...upstream }
       Object.assign(env, optionEnv)
       const cacheKey = [...own.flags, entry].join(' ')

@@ -1,26 +1,27 @@
-// What the bench makes of its runs: per scenario the median of the rounds and their spread, issue 37's targets with
-// their verdicts, the cost index, the tables it prints and bench/summary.json (the latest run; older ones in git).
+// What the bench makes of its runs: per scenario the median of the rounds and their spread, the ratios to the bare and
+// the Fastify floor round by round, issue 42's targets with their verdicts, the cost index (what the flags sweep
+// compares), the tables it prints and bench/summary.json (the latest run; older ones in git).
 import { writeFile } from 'node:fs/promises'
 import type { ClientSetName } from './clients.ts'
 
-/** A load shape of the bench: the service and its floor are each measured at it. */
+/** A load shape of the bench: the service and its two floors are each measured at it. */
 export interface Shape {
   id: string
   what: string
   delayMs: number
   clients: ClientSetName
   tls?: true
-  /** CPU per profile at most this many times the same-flag floor's. */
-  cpuLimit: number
-  /** Shown against the limits, judged by none (a shape whose ratios issue 37 does not set). */
-  informational?: true
   /** The processes that serve it: a shape that would set another's peak RSS has its own. */
   service: string
   floor: string
+  fastify: string
 }
 
-/** service: npm start's code and settings; floor: bench/floor.ts, same flags; reference: the floor, Node's defaults. */
-type Role = 'service' | 'floor' | 'reference' | 'option' | 'ab'
+/**
+ * service: npm start's code and settings; floor: the bare floor (bench/floor.ts), same flags; fastify: the Fastify
+ * floor (bench/fastify-floor.ts), same flags; reference: the bare floor under Node's defaults.
+ */
+type Role = 'service' | 'floor' | 'fastify' | 'reference' | 'option' | 'ab'
 
 export interface Scenario {
   id: string
@@ -82,18 +83,20 @@ export interface Summary {
   peakRssMiB: number
   /** vCPU at 200 profiles a second plus peak RSS in GiB / 9 (one vCPU costs about nine GiB). */
   costIndex: Spread
-  /** Per round against the floor of its shape in the same round (the same-flag floor). */
+  /** Per round against the bare floor of its shape in the same round. */
   cpuRatio: Spread | null
-  rpsRatio: Spread | null
-  costRatio: Spread | null
+  /** Per round against the Fastify floor of its shape in the same round: the yardstick of the targets. */
+  cpuRatioFastify: Spread | null
+  rpsRatioFastify: Spread | null
   errors: number
   non2xx: number
 }
 
 export interface Target { what: string, limit: string, measured: string, pass: boolean, informational?: true }
 
+/** CPU per profile at most this many times the Fastify floor's, at every shape (issue 42). */
+const CPU_LIMIT = 1.25
 const RSS_BUDGET_MIB = 384
-const THROUGHPUT_FLOOR = 0.85
 const PROFILES_PER_SECOND = 200
 const GIB_PER_VCPU = 9
 
@@ -123,11 +126,12 @@ export function summarise (scenarios: Scenario[], runs: Run[], peakRss: Record<s
   return scenarios.map(s => {
     const own = of(s.id)
     const floor = of(`f${s.shape.id}`)
+    const fastify = of(`ff${s.shape.id}`)
     const peak = peakRss[s.process] ?? 0
-    const index = (r: Run) => costIndex(r.cpuUs, peak)
-    const floorPeak = peakRss[s.shape.floor] ?? 0
     const by = (pick: (run: Run) => number) => spread(own.map(pick))
+    // The Fastify floor is compared with the bare one; the bare floor's reference row with the bare floor.
     const compared = s.role !== 'floor' && floor.length > 0
+    const yardstick = s.role !== 'floor' && s.role !== 'fastify' && s.role !== 'reference' && fastify.length > 0
     return {
       id: s.id,
       title: s.title,
@@ -146,12 +150,10 @@ export function summarise (scenarios: Scenario[], runs: Run[], peakRss: Record<s
       upstream: by(r => r.upstream),
       tlsPer1000: own.every(r => r.tlsPer1000 !== null) ? by(r => r.tlsPer1000!) : null,
       peakRssMiB: peak,
-      costIndex: by(index),
+      costIndex: by(r => costIndex(r.cpuUs, peak)),
       cpuRatio: compared ? perRound(own, floor, r => r.cpuUs) : null,
-      rpsRatio: compared ? perRound(own, floor, r => r.rps) : null,
-      costRatio: compared
-        ? perRound(own, floor, r => r.scenario === s.id ? index(r) : costIndex(r.cpuUs, floorPeak))
-        : null,
+      cpuRatioFastify: yardstick ? perRound(own, fastify, r => r.cpuUs) : null,
+      rpsRatioFastify: yardstick ? perRound(own, fastify, r => r.rps) : null,
       errors: own.reduce((sum, r) => sum + r.errors, 0),
       non2xx: own.reduce((sum, r) => sum + r.non2xx, 0)
     }
@@ -165,31 +167,20 @@ const withSpread = (s: Spread | null, digits = 0, unit = '') => s === null
     ? `${fixed(s.median, digits)}${unit}`
     : `${fixed(s.median, digits)}${unit} (${fixed(s.min, digits)}–${fixed(s.max, digits)})`
 
-/** Issue 37's targets, each the median of the rounds with their spread. */
+/** Issue 42's targets, each the median of the rounds with their spread. */
 export function evaluate (shapes: Shape[], summaries: Summary[]): Target[] {
   const targets: Target[] = []
   const by = new Map(summaries.map(s => [s.id, s]))
   for (const shape of shapes) {
     const s = by.get(shape.id)
     if (s === undefined) continue
-    const info = shape.informational === true ? { informational: true as const } : {}
-    const where = `${shape.id} (${shape.what})`
-    if (s.cpuRatio !== null) {
+    if (s.cpuRatioFastify !== null) {
+      const bare = s.cpuRatio === null ? '' : `; ${withSpread(s.cpuRatio, 2, ' ×')} the bare floor`
       targets.push({
-        what: `CPU per profile against the same-flag floor, ${where}`,
-        limit: `≤ ${shape.cpuLimit} ×`,
-        measured: `${withSpread(s.cpuRatio, 2, ' ×')}; ${withSpread(s.cpuUs)} µs`,
-        pass: s.cpuRatio.median <= shape.cpuLimit,
-        ...info
-      })
-    }
-    if (s.rpsRatio !== null) {
-      targets.push({
-        what: `Throughput against the same-flag floor, ${where}`,
-        limit: `≥ ${THROUGHPUT_FLOOR} ×`,
-        measured: `${withSpread(s.rpsRatio, 2, ' ×')}; ${withSpread(s.rps)} req/s`,
-        pass: s.rpsRatio.median >= THROUGHPUT_FLOOR,
-        ...info
+        what: `CPU per profile against the same-flag Fastify floor, ${shape.id} (${shape.what})`,
+        limit: `≤ ${CPU_LIMIT} ×`,
+        measured: `${withSpread(s.cpuRatioFastify, 2, ' ×')}${bare}; ${withSpread(s.cpuUs)} µs`,
+        pass: s.cpuRatioFastify.median <= CPU_LIMIT
       })
     }
     targets.push({
@@ -198,16 +189,6 @@ export function evaluate (shapes: Shape[], summaries: Summary[]): Target[] {
       measured: `${fixed(s.peakRssMiB, 1)} MiB`,
       pass: s.peakRssMiB <= RSS_BUDGET_MIB
     })
-    if (s.costRatio !== null) {
-      targets.push({
-        what: `Cost index against the same-flag floor's, ${shape.id} (the target compares with the floor's best ` +
-          'flags: --flags-sweep)',
-        limit: '≤ 1.3 ×',
-        measured: `${withSpread(s.costRatio, 2, ' ×')}; ${withSpread(s.costIndex, 3)} vCPU`,
-        pass: s.costRatio.median <= 1.3,
-        informational: true
-      })
-    }
   }
   const counted = summaries.filter(s => s.expectedUpstream === 3)
   if (counted.length > 0) {
@@ -242,13 +223,13 @@ export function evaluate (shapes: Shape[], summaries: Summary[]): Target[] {
 export const verdict = (t: Target) =>
   t.informational === true ? (t.pass ? 'within (info)' : 'outside (info)') : (t.pass ? 'pass' : '**miss**')
 
-const HEADER = ['run', 'CPU µs/profile', '× floor', 'req/s', '× floor', 'p50 ms', 'p99 ms', 'peak RSS MiB',
-  'cost index', 'GC %', 'V8 threads µs', 'KiB alloc', 'upstream', 'TLS/1k', 'err/non2xx']
+const HEADER = ['run', 'CPU µs/profile', '× floor', '× Fastify', 'req/s', '× Fastify', 'p50 ms', 'p99 ms',
+  'peak RSS MiB', 'cost index', 'GC %', 'V8 threads µs', 'KiB alloc', 'upstream', 'TLS/1k', 'err/non2xx']
 
 function row (s: Summary): string[] {
   return [
-    `${s.id}: ${s.title}`, withSpread(s.cpuUs), withSpread(s.cpuRatio, 2), withSpread(s.rps),
-    withSpread(s.rpsRatio, 2), withSpread(s.p50), withSpread(s.p99), fixed(s.peakRssMiB, 1),
+    `${s.id}: ${s.title}`, withSpread(s.cpuUs), withSpread(s.cpuRatio, 2), withSpread(s.cpuRatioFastify, 2),
+    withSpread(s.rps), withSpread(s.rpsRatioFastify, 2), withSpread(s.p50), withSpread(s.p99), fixed(s.peakRssMiB, 1),
     withSpread(s.costIndex, 3), withSpread(s.gcPercent), withSpread(s.v8Us), withSpread(s.allocatedKiB, 1),
     withSpread(s.upstream, 2), withSpread(s.tlsPer1000, 2), `${s.errors}/${s.non2xx}`
   ]
@@ -273,35 +254,29 @@ export const targetsTable = (targets: Target[], markdown: boolean) => table(['ta
 export interface SweepResult { name: string, flags: string[], env: Record<string, string>, summaries: Summary[] }
 
 /**
- * The sweep's table: per flag set the cost index of the service and of the floor at each shape and their sum, the
- * service's worst peak RSS; the lowest sum within the RSS budget is the set to pin (issue 37 item 2).
+ * The sweep's table: per flag set the cost index of the service and of the Fastify floor at each shape and their sum,
+ * the service's worst peak RSS; the lowest sum within the RSS budget is the set to pin (issue 37 item 2). Sweep again
+ * on a Node major or a new pod size.
  */
 export function sweepTable (results: SweepResult[], shapes: string[], markdown: boolean): string {
   const sum = (r: SweepResult, role: Role) => r.summaries.filter(s => s.role === role && shapes.includes(s.shape))
     .reduce((total, s) => total + s.costIndex.median, 0)
   const fits = (r: SweepResult) => r.summaries.every(s => s.role !== 'service' || s.peakRssMiB <= RSS_BUDGET_MIB)
-  const best = (role: Role) => results.filter(r => role === 'floor' || fits(r))
+  const best = (role: Role) => results.filter(r => role === 'fastify' || fits(r))
     .reduce<SweepResult | undefined>((b, r) => b === undefined || sum(r, role) < sum(b, role) ? r : b, undefined)
-  const [service, floor] = [best('service'), best('floor')]
+  const [service, floor] = [best('service'), best('fastify')]
   const body = results.map(r => {
     const cell = (shape: string, role: Role) => {
       const s = r.summaries.find(s => s.shape === shape && s.role === role)
       return s === undefined ? '–' : fixed(s.costIndex.median, 3)
     }
-    const mark = (r === service ? ' (lowest, service)' : '') + (r === floor ? ' (lowest, floor)' : '')
+    const mark = (r === service ? ' (lowest, service)' : '') + (r === floor ? ' (lowest, Fastify floor)' : '')
     const peak = Math.max(0, ...r.summaries.filter(s => s.role === 'service').map(s => s.peakRssMiB))
-    return [`${r.name}${mark}`, ...shapes.map(shape => `${cell(shape, 'service')} / ${cell(shape, 'floor')}`),
-      `${fixed(sum(r, 'service'), 3)} / ${fixed(sum(r, 'floor'), 3)}`, fixed(peak, 1)]
+    return [`${r.name}${mark}`, ...shapes.map(shape => `${cell(shape, 'service')} / ${cell(shape, 'fastify')}`),
+      `${fixed(sum(r, 'service'), 3)} / ${fixed(sum(r, 'fastify'), 3)}`, fixed(peak, 1)]
   })
-  const ratios = service === undefined || floor === undefined
-    ? ''
-    : '\nservice at its lowest set against the floor at its own: ' + shapes.map(shape => {
-      const at = (r: SweepResult, role: Role) => r.summaries.find(s => s.shape === shape && s.role === role)
-      const [s, f] = [at(service, 'service'), at(floor, 'floor')]
-      return s === undefined || f === undefined ? '' : `${shape} ${fixed(s.costIndex.median / f.costIndex.median, 2)}×`
-    }).filter(text => text !== '').join(', ') + ' (limit 1.3 ×)'
-  const header = ['flag set', ...shapes.map(shape => `${shape} service / floor`), 'sum', 'service peak RSS MiB']
-  return table(header, body, markdown) + ratios
+  const header = ['flag set', ...shapes.map(shape => `${shape} service / Fastify floor`), 'sum', 'service peak RSS MiB']
+  return table(header, body, markdown)
 }
 
 /** bench/summary.json: the latest run, one line per scenario and per target; spreads as [median, min, max]. */
@@ -316,8 +291,9 @@ export async function writeSummary (path: string, head: Record<string, unknown>,
     rounds: s.rounds,
     cpuUs: round(s.cpuUs, 0),
     xFloor: round(s.cpuRatio, 2),
+    xFastify: round(s.cpuRatioFastify, 2),
     rps: round(s.rps, 0),
-    rpsXFloor: round(s.rpsRatio, 2),
+    rpsXFastify: round(s.rpsRatioFastify, 2),
     peakRssMiB: s.peakRssMiB,
     costIndex: round(s.costIndex, 3),
     upstream: s.upstream.median,

@@ -23,8 +23,23 @@ export const UPSTREAM_DEADLINE_S = (ConfigSchema.properties.UPSTREAM_TIMEOUT_MS 
 const NEAR_DEADLINE = 0.8
 
 const PROFILE = 'route="/api/users/profile"'
-/** The profile's failed answers: what burns the error budget. */
+/** The profile's 5xx answers. */
 const PROFILE_5XX = `bff_http_requests_total{${PROFILE},status_code=~"5.."}`
+/** 503 SIGNING_KEY_PENDING answers: a token naming a kid not known yet, its caller not authenticated. */
+const PENDING = 'bff_auth_signing_key_pending_total'
+const PROFILE_PENDING = `${PENDING}{${PROFILE}}`
+
+/**
+ * The profile's failed answers per job over `window` (`fn`: rate or increase): what burns the error budget, the 5xx
+ * but SIGNING_KEY_PENDING, which anyone can cause by inventing a kid (BffAuthSigningKeyPending watches those).
+ * A 503 of load shedding or of a key set not loaded yet stays in: everyone is refused then. The pending counter exists
+ * only with a key set, hence the "or"; clamped, as the two counters are not sampled at the very same instant.
+ */
+const budgetFailures = (fn: 'rate' | 'increase', window: string) => `clamp_min(
+  sum by (job) (${fn}(${PROFILE_5XX}[${window}]))
+  - (sum by (job) (${fn}(${PROFILE_PENDING}[${window}])) or 0 * group by (job) (${PROFILE_5XX})),
+  0
+)`
 
 /** Share of profile answers carrying a stale passport (the passport upstream failed) that alerts. */
 export const STALE_PASSPORT_SHARE = 0.05
@@ -90,7 +105,7 @@ const profileRecords: RecordingRule[] = [
     record: errorRatioRecord(window),
     // 0, not nothing, while every answer succeeds: the "or" supplies the zero when no 5xx series exists yet.
     expr: `(
-  sum by (job) (rate(${PROFILE_5XX}[${window}]))
+  ${budgetFailures('rate', window).replaceAll('\n', '\n  ')}
   or
   0 * sum by (job) (rate(bff_http_requests_total{${PROFILE}}[${window}]))
 )
@@ -125,11 +140,12 @@ const burnAlerts = BURN_RATES.map(({ long, short, factor, severity, for: pending
   const days = Number((BUDGET_DAYS / factor).toFixed(1))
   return alert('BffProfileErrorBudgetBurn', severity, {
     expr: `${errorRatioRecord(long)} > ${threshold}\nand\n${errorRatioRecord(short)} > ${threshold}\nand\n` +
-      `sum by (job) (increase(${PROFILE_5XX}[${long}])) >= ${BURN_MIN_FAILURES}`,
+      `${budgetFailures('increase', long)} >= ${BURN_MIN_FAILURES}`,
     for: pending,
     labels: { long_window: long, short_window: short },
     summary: `Profile requests fail at ${factor} times the error budget over ${long}`,
-    description: '{{ $value | humanizePercentage }} of profile answers of {{ $labels.job }} were 5xx (504 included) ' +
+    description: '{{ $value | humanizePercentage }} of profile answers of {{ $labels.job }} were 5xx (504 included; ' +
+      'SIGNING_KEY_PENDING not) ' +
       `over the last ${long}, and still above ${percent(threshold)} over the last ${short}: ${factor} times the ` +
       `${percent(ERROR_BUDGET)} the ${percent(AVAILABILITY_OBJECTIVE)} objective allows, with ${BURN_MIN_FAILURES} ` +
       `or more failed over ${long}. At this rate the ${BUDGET_DAYS}-day error budget is gone in ${days} days.`
@@ -222,6 +238,17 @@ const keySetAlerts: AlertRule[] = [
     description: '{{ $labels.instance }} of {{ $labels.job }} failed about {{ $value | printf "%.0f" }} refreshes of ' +
       `AUTH_JWKS_URL in the last ${2 * KEY_SET_REFRESH_S / 60} minutes, and has kept failing for 15 minutes. The ` +
       'last good key set keeps serving; tokens signed with a key the provider has rotated in since are refused (401).'
+  }),
+  alert('BffAuthSigningKeyPending', 'critical', {
+    // Pending answers alone are anyone's to cause (an invented kid); with failing refreshes the key may be real.
+    expr: `sum by (job, instance) (rate(${PENDING}[5m])) > 0\nand on (job, instance)\n` +
+      `sum by (job, instance) (increase(bff_auth_jwks_refresh_failures_total[${2 * KEY_SET_REFRESH_S / 60}m])) > 0`,
+    for: '10m',
+    summary: 'Instance {{ $labels.instance }} answers SIGNING_KEY_PENDING while its key-set refreshes fail',
+    description: '{{ $labels.instance }} of {{ $labels.job }} has answered {{ $value | printf "%.2f" }} requests/s ' +
+      'with 503 SIGNING_KEY_PENDING for 10 minutes while its refreshes of AUTH_JWKS_URL failed: tokens name a key ' +
+      'it cannot learn. If the provider has rotated its signing key, those users are refused until a refresh ' +
+      'succeeds. These answers are kept out of the error budget.'
   }),
   alert('BffAuthKeySetStale', 'warning', {
     // A set loaded long ago is normal when the provider's Cache-Control asks for rare refreshes: only with failures.

@@ -86,8 +86,8 @@ export function dashboard () {
     row('Profile (GET /api/users/profile)', 0),
     panel('Requests by status', 0, 1, {
       unit: 'reqps',
-      description: 'Profile answers per second by status code; 429 are rate-limit refusals, 503 and 504 count ' +
-        'against the objective.',
+      description: 'Profile answers per second by status code; 429 are rate-limit refusals, 5xx count against the ' +
+        'objective but 503 SIGNING_KEY_PENDING (panel Key-set refresh failures).',
       stack: true,
       targets: [{
         expr: `sum by (status_code) (rate(bff_http_requests_total{${PROFILE}}[${RATE}]))`,
@@ -96,7 +96,8 @@ export function dashboard () {
     }),
     panel('Error ratio (5xx)', 8, 1, {
       unit: 'percentunit',
-      description: 'Share of profile answers that were 5xx (504 included). The red line is the error budget of the ' +
+      description: 'Share of profile answers that were 5xx (504 included; 503 SIGNING_KEY_PENDING not, anyone can ' +
+        'cause it with an invented kid). The red line is the error budget of the ' +
         `${AVAILABILITY_OBJECTIVE * 100}% objective; the alert BffProfileErrorBudgetBurn reads these same records.`,
       threshold: 1 - AVAILABILITY_OBJECTIVE,
       targets: [
@@ -286,17 +287,26 @@ export function dashboard () {
     panel('Key-set refresh failures', 16, 62, {
       unit: 'short',
       description: 'Failed refreshes of the key set per instance (unreachable, slow, not a key set, no usable key); ' +
-        'the last good set keeps serving (alert BffAuthKeySetRefreshFailing).',
-      targets: [{
-        expr: `sum by (instance) (increase(bff_auth_jwks_refresh_failures_total{${JOB}}[${RATE}]))`,
-        legend: '{{instance}}'
-      }]
+        'the last good set keeps serving (alert BffAuthKeySetRefreshFailing). Beside them, the 503 ' +
+        'SIGNING_KEY_PENDING answers (a token naming a key not known yet): with failures, perhaps a rotated key the ' +
+        'instance cannot learn (alert BffAuthSigningKeyPending); alone, often invented kids.',
+      targets: [
+        {
+          expr: `sum by (instance) (increase(bff_auth_jwks_refresh_failures_total{${JOB}}[${RATE}]))`,
+          legend: '{{instance}}'
+        },
+        {
+          expr: `sum by (instance) (increase(bff_auth_signing_key_pending_total{${JOB}}[${RATE}]))`,
+          legend: 'pending {{instance}}'
+        }
+      ]
     }),
     row('App versions', 70),
     panel('Requests by app version', 0, 71, {
       unit: 'reqps',
-      description: 'Requests by the app\'s x-app-version: the most frequent versions by name, the rest as other, ' +
-        'none without the header. Before raising MIN_APP_VERSION or removing a deprecated part, see who still calls.',
+      description: 'Authenticated requests by the app\'s x-app-version: the most frequent versions sent by at ' +
+        'least 3 callers by name, the rest as other, none without the header; 426s and refused tokens do not count. ' +
+        'Before raising MIN_APP_VERSION or removing a deprecated part, see who still calls.',
       stack: true,
       targets: [{
         expr: `sum by (app_version) (rate(bff_app_version_requests_total{${JOB}}[${RATE}]))`,

@@ -46,14 +46,36 @@ export function toErrorBody (error: FastifyError, language: Language = 'en'): Er
   return body(snake(status), language === 'en' ? error.message : detailIn('BAD_REQUEST', '', language))
 }
 
+/** What of Accept-Language is read: real lists fit many times over; past it, a long header costs no more work. */
+const LANGUAGE_PREFIX_CHARS = 256
+const LANGUAGE_ENTRIES = 8
+
+/**
+ * The part of an Accept-Language value that negotiation parses: its first LANGUAGE_ENTRIES entries within its first
+ * LANGUAGE_PREFIX_CHARS characters, an entry cut by the bound left out whole. Nothing is kept between requests.
+ */
+export function languagePrefix (acceptLanguage: string | string[]): string {
+  const value = typeof acceptLanguage === 'string'
+    ? acceptLanguage
+    : acceptLanguage.slice(0, LANGUAGE_ENTRIES).join(',')
+  const head = value.slice(0, LANGUAGE_PREFIX_CHARS)
+  const entries = head.split(',', LANGUAGE_ENTRIES + 1)
+  // Ends inside an entry when cut short and within the entry count: that entry is dropped, not misread.
+  const cut = value.length > LANGUAGE_PREFIX_CHARS && entries.length <= LANGUAGE_ENTRIES
+  return (cut ? entries.slice(0, -1) : entries.slice(0, LANGUAGE_ENTRIES)).join(',')
+}
+
 /**
  * The language of an error answer: the caller's first choice by Accept-Language (quality values honoured,
- * `en-US` counts as `en`), else `fallback` (DEFAULT_LANGUAGE), also for a header naming neither.
+ * `en-US` counts as `en`; only the bounded prefix of languagePrefix), else `fallback` (DEFAULT_LANGUAGE), also for a
+ * header naming neither.
  */
 export function languageOf (acceptLanguage: string | string[] | undefined, fallback: Language): Language {
   if (acceptLanguage === undefined || acceptLanguage.length === 0) return fallback
+  const read = languagePrefix(acceptLanguage)
+  if (read.length === 0) return fallback
   // The fallback first, so that `*` and ties choose it.
   const offered = [fallback, ...languages.filter(language => language !== fallback)]
-  const chosen = new Negotiator({ headers: { 'accept-language': acceptLanguage } }).language(offered)
+  const chosen = new Negotiator({ headers: { 'accept-language': read } }).language(offered)
   return (chosen as Language | undefined) ?? fallback
 }

@@ -1,8 +1,7 @@
 // A profile request from start to answer: concurrent requests of one client share one load
 // (single-flight), inside the `profile` span when tracing is on; each request still gets its own answer.
 // The profile is serialized once per load: the same bytes are every waiter's answer and the client's copy, and
-// their hash is the answer's ETag.
-import { hash } from 'node:crypto'
+// their keyed digest (entity-tag.ts) is the answer's ETag.
 import type { ServerResponse } from 'node:http'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Profile } from '../../schemas/profile.ts'
@@ -11,6 +10,7 @@ import { activeTracer } from '../tracing/tracer.ts'
 import type { UpstreamClient } from '../upstream/client.ts'
 import { pickTracingHeaders } from '../upstream/transport/tracing-headers.ts'
 import { createProfileComposer } from './compose.ts'
+import type { EntityTags } from './entity-tag.ts'
 import type { LastKnown } from './last-known/last-known.ts'
 import { loadProfile, type LoadContext, type LoadedProfile } from './load.ts'
 import { NO_PROFILE_OBSERVER, type ProfileObserver } from './observer.ts'
@@ -28,15 +28,6 @@ export interface AnsweredProfile extends Pick<LoadedProfile, 'degraded' | 'stale
   etag: string
 }
 
-/** Base64url characters of SHA-256 kept in a tag: 132 bits, far past any chance of two profiles colliding. */
-const ETAG_HASH_CHARS = 22
-
-/**
- * The entity tag of a profile's bytes from their SHA-256: a digest, from which no field can be read, and the same on
- * every instance (no secret, no clock), so that an answer from one instance validates against another's.
- */
-const entityTag = (digest: Buffer): string => `"${digest.toString('base64url').slice(0, ETAG_HASH_CHARS)}"`
-
 /** What the flow needs of the request: its id, inbound headers, log, and the answer it may abandon. */
 export interface ProfileRequest {
   id: string
@@ -51,10 +42,12 @@ export function createProfileFlow (options: {
   lastKnown: LastKnown | null
   /** The route's serializer of a Profile (the answer's schema), to UTF-8 bytes. */
   serialize: (profile: Profile) => Buffer
+  /** The deployment's keyed digest and tag of those bytes. */
+  tags: EntityTags
   /** Told of the sections each answer goes without and of those a copy stands in for (the metrics). */
   observer?: ProfileObserver
 }) {
-  const { upstream, budgetMs, lastKnown, serialize, observer = NO_PROFILE_OBSERVER } = options
+  const { upstream, budgetMs, lastKnown, serialize, tags, observer = NO_PROFILE_OBSERVER } = options
   const ctx: LoadContext = { upstream, budgetMs, lastKnown, observer, composer: createProfileComposer() }
   const flights = createSingleFlight<AnsweredProfile>()
   // Decided once: with tracing off, `spans` is null and a request makes no span work at all.
@@ -66,12 +59,12 @@ export function createProfileFlow (options: {
     const body = serialize(loaded.profile)
     const keep = loaded.keep
     // Hashed once: the tag, and the memory store's check whether the copy it holds changed.
-    const digest = hash('sha256', body, 'buffer')
+    const digest = tags.digest(body)
     // After the answer has gone (the route sends it in the microtasks that follow), once per load; the closure holds
     // the bytes only, not the composed profile, which would otherwise outlive the request.
     if (keep !== undefined && lastKnown !== null) setImmediate(() => { lastKnown.write(caller, keep, body, digest) })
     const { degraded, stale, age, freshness } = loaded
-    return { body, etag: entityTag(digest), degraded, stale, age, freshness }
+    return { body, etag: tags.tag(digest), degraded, stale, age, freshness }
   }
 
   return function profileOf (caller: Caller, request: ProfileRequest): Promise<AnsweredProfile> {

@@ -41,7 +41,7 @@ export function consoleRouteSchema (config: Config) {
       ...upstreamAnswers({
         upstream: 'The upstream',
         operation: EXAMPLE_OPERATION,
-        limit: { perMinute, counts: 'console requests from this address' }
+        limit: { perMinute, counts: 'console requests from this address', refused: 'refused console keys' }
       }),
       200: ref(ConsoleAnswer),
       400: errorResponse('The body is not a console request: unknown operation, bad or extra field, or not JSON.',

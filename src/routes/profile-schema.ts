@@ -25,8 +25,9 @@ exists, the answer is 200 from that copy; when a dealer lookup fails, its sectio
 sections are named in \`stale\` and in the \`x-stale\` header, and \`Age\` says how old the oldest of them is.
 \`CLIENT_NOT_FOUND\` deletes the client's copy.
 
-Every 200 carries an \`ETag\`: a hash of the answer's JSON before compression, so the same profile has the same
-tag whatever the encoding, and an answer with \`stale\` sections has its own. The app keeps its copy of the
+Every 200 carries an \`ETag\`: a keyed hash (HMAC) of the answer's JSON before compression, so the same profile has
+the same tag whatever the encoding and instance, an answer with \`stale\` sections has its own, and nothing can be
+read or guessed from it. The app keeps its copy of the
 profile with its tag and sends the tag back in \`If-None-Match\`: while the profile is unchanged the answer is 304
 without a body. The service still loads the profile to compare; the 304 spares the network, not the upstream.`
 

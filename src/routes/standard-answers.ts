@@ -111,8 +111,11 @@ export interface UpstreamRoute {
   upstream: string
   /** The operation its error examples name. */
   operation: OperationName
-  /** Requests a minute the route allows, and what its 429 counts: `profile requests for this client (token sub)`. */
-  limit: { perMinute: number, counts: string }
+  /**
+   * Requests a minute the route allows, what its 429 counts (`profile requests for this client (token sub)`) and
+   * which refused credentials count against the address (an app route's default: its refused tokens).
+   */
+  limit: { perMinute: number, counts: string, refused?: string }
 }
 
 /** The error codes of a route documented by appRoute(), besides its own. */
@@ -121,11 +124,14 @@ export const APP_ROUTE_CODES: readonly ErrorCode[] = [
   'SERVICE_UNAVAILABLE', 'UPSTREAM_UNAVAILABLE', 'SIGNING_KEY_PENDING', 'UPSTREAM_TIMEOUT'
 ]
 
+const REFUSED_TOKENS = 'refused tokens (or tokens under a signing key not known yet)'
+
 /** The 429, 500, 502 and 504 of a route that calls an upstream. */
 export function upstreamAnswers ({ upstream, operation, limit }: UpstreamRoute) {
   return {
-    429: errorResponse(`Too many ${limit.counts} this minute, or too many refused credentials from this address.`,
-      [new RateLimitedError(RATE_LIMITED_EXAMPLE)], limitHeaders(limit.perMinute)),
+    429: errorResponse(`Too many ${limit.counts} this minute, or too many ${limit.refused ?? REFUSED_TOKENS} from ` +
+      'this address.',
+    [new RateLimitedError(RATE_LIMITED_EXAMPLE)], limitHeaders(limit.perMinute)),
     500: errorResponse('An unexpected failure of the service; the request id finds it in the logs.',
       [new InternalError()]),
     502: errorResponse(`${upstream} answered something unusable: an error status, not JSON, or outside its contract.`,

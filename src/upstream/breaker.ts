@@ -29,7 +29,9 @@ export const DEFAULT_BREAKER_OPTIONS: BreakerOptions = {
  * - `answered`: it answered, even if unusable for this record (an undocumented 4xx, not JSON, a contract break):
  *   one client's broken record must never become everyone's outage. A probe that meets one closes the breaker; a
  *   whole answer counts as a success (one cut off at the size cap, before it was whole, counts neither way).
- * - `neutral`: the caller's own limit (`aborted`, a timeout cut short by the budget), or the breaker's refusal.
+ * - `neutral`: the caller's own limit (`aborted`, a timeout cut short by the budget), or the breaker's refusal. A
+ *   probe that ends so proved nothing: it frees the probe slot and neither closes nor reopens the breaker (a probe
+ *   runs to its answer under the client's own deadline whoever waits for it, client.ts, so it rarely ends so).
  */
 type Verdict = 'failure' | 'answered' | 'neutral'
 
@@ -276,6 +278,14 @@ export function createBreakers (
     breaker.epoch++
   }
 
+  /** A probe that ended without an answer: the next probe may go, and nothing is counted either way. */
+  function released (breaker: OperationBreaker, admission: Admission): void {
+    if (admission === NOT_PROBE || breaker.epoch !== admission || !breaker.probing) return
+    breaker.probing = false
+    breaker.prober = undefined
+    breaker.epoch++
+  }
+
   /** A call the upstream answered: a probe's closes the breaker on a fresh window. */
   function succeeded (operation: OperationName, breaker: OperationBreaker, admission: Admission): void {
     if (admission === NOT_PROBE) {
@@ -325,9 +335,11 @@ export function createBreakers (
     const breaker = breakers.get(operation)!
     const probe = admission !== NOT_PROBE
     // An answer too large to read counts neither way when closed and closes a half-open breaker (it answered);
-    // a probe that proved nothing (the caller's own limit) counts as failed.
+    // only the upstream decides a probe: one that ended without an answer (the caller's own limit) is released, or
+    // a caller could abort probes of a recovered upstream to hold the breaker open.
     const verdict = verdictOf(error, budgeted)
-    if (verdict === 'failure' || (probe && verdict === 'neutral')) failed(operation, breaker, admission, caller)
+    if (verdict === 'failure') failed(operation, breaker, admission, caller)
+    else if (verdict === 'neutral') released(breaker, admission)
     else if (probe) succeeded(operation, breaker, admission)
   }
 

@@ -9,7 +9,7 @@ import { compileOperationContracts, type ContractError, type OperationContracts 
 import { MAX_DEPTH, passThroughValues, passThroughWithinDepth, withinDepth } from './contract/depth.ts'
 import { isUpstreamError, upstreamError, type FailureReason, type UpstreamError } from './errors.ts'
 import { answerText, parseAnswerJson } from './transport/answer-body.ts'
-import { startDeadline, type Deadline } from './transport/deadline.ts'
+import { startDeadline, waitWithin, type Deadline } from './transport/deadline.ts'
 import {
   elapsed, headerValue, postFollowingRedirects, WireFailure, type Hop, type WireAnswer, type WireRequest
 } from './transport/exchange.ts'
@@ -17,7 +17,9 @@ import { mediaType, redactor } from './transport/reduce.ts'
 import {
   operations, type KeyName, type NotFoundOf, type OperationName, type ParamsOf, type ResponseOf
 } from '../../schemas/operations.ts'
-import { createBreakers, DEFAULT_BREAKER_OPTIONS, type BreakerOptions, type BreakerState } from './breaker.ts'
+import {
+  createBreakers, DEFAULT_BREAKER_OPTIONS, NOT_PROBE, type Admission, type BreakerOptions, type BreakerState
+} from './breaker.ts'
 import { exchangeSpans } from './spans.ts'
 import { onlyTracingHeaders, type TracingHeaders } from './transport/tracing-headers.ts'
 import { activeTracer } from '../tracing/tracer.ts'
@@ -157,42 +159,48 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
       : spans.traced(name, () => throughBreaker(name, params, call))
   }
 
-  // One async function per call, the breaker admitted and settled around it: every layer of promises
-  // here is paid three times per profile (npm run bench).
-  async function throughBreaker<N extends OperationName> (name: N, params: ParamsOf<N>,
+  // The breaker admitted around one call. An ordinary call is one async function (every layer of promises here is
+  // paid three times per profile, npm run bench); a probe runs to the upstream's answer under the client's own
+  // deadline, its caller waiting at most its own limit: no caller can end a probe and so decide the breaker.
+  function throughBreaker<N extends OperationName> (name: N, params: ParamsOf<N>,
     call: CallOptions): Promise<Exchange> {
+    let admission: Admission | null = null
+    try {
+      if (call.breaker !== false) admission = breakers.admit(name, call.caller?.id)
+    } catch (error) {
+      observeFailure(name, error)
+      return Promise.reject(error)
+    }
     const limitMs = deadlineMs(call.timeoutMs, timeoutMs)
+    if (admission === null || admission === NOT_PROBE) {
+      return settled(name, params, call, admission, limitMs, call.signal)
+    }
+    const started = performance.now()
+    const probe = settled(name, params, call, admission, timeoutMs, undefined)
+    if (limitMs >= timeoutMs && call.signal === undefined) return probe
+    return waitWithin(probe, limitMs, call.signal, timedOut => upstreamError(timedOut ? 'timeout' : 'aborted',
+      { operation: name, status: null, redirects: [], duration_ms: elapsed(started) }))
+  }
+
+  /** One admitted call under a deadline of `limitMs` and the caller's `signal`, its breaker settled, observed. */
+  async function settled<N extends OperationName> (name: N, params: ParamsOf<N>, call: CallOptions,
+    admission: Admission | null, limitMs: number, signal: AbortSignal | undefined): Promise<Exchange> {
     const caller = call.caller?.id
     let ex: Exchange
+    const limit = startDeadline(limitMs, signal)
     try {
-      const admission = call.breaker === false ? null : breakers.admit(name, caller)
-      const limit = startDeadline(limitMs, call.signal)
-      try {
-        ex = await postAndInterpret(name, params, call, limit)
-      } catch (thrown) {
-        const error = thrown instanceof WireFailure
-          ? reduced(upstreamFailure(thrown), redactFor(call, params))
-          : thrown
-        if (admission !== null) breakers.settleError(name, admission, error, limitMs < timeoutMs, caller)
-        throw error
-      } finally {
-        limit.clear()
-      }
-      if (admission !== null) breakers.settleAnswer(name, admission, ex, caller)
-    } catch (error) {
-      if (observer?.exchange !== undefined && isUpstreamError(error)) {
-        const { status, redirects, duration_ms: durationMs, contract } = error.exchange
-        observer.exchange({
-          operation: name,
-          outcome: error.reason,
-          status,
-          duration_ms: durationMs,
-          hops: redirects.length,
-          contractErrors: contract?.errors ?? []
-        })
-      }
+      ex = await postAndInterpret(name, params, call, limit)
+    } catch (thrown) {
+      const error = thrown instanceof WireFailure
+        ? reduced(upstreamFailure(thrown), redactFor(call, params))
+        : thrown
+      if (admission !== null) breakers.settleError(name, admission, error, limitMs < timeoutMs, caller)
+      observeFailure(name, error)
       throw error
+    } finally {
+      limit.clear()
     }
+    if (admission !== null) breakers.settleAnswer(name, admission, ex, caller)
     observer?.exchange?.({
       operation: name,
       outcome: ex.outcome,
@@ -203,6 +211,20 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
       passThrough: ex.outcome === 'ok' ? passThroughValues(ex.body, contracts[name].response.passThrough) : undefined
     })
     return ex
+  }
+
+  /** Tells the observer of a call that failed, a call the breaker refused too. */
+  function observeFailure (name: OperationName, error: unknown): void {
+    if (observer?.exchange === undefined || !isUpstreamError(error)) return
+    const { status, redirects, duration_ms: durationMs, contract } = error.exchange
+    observer.exchange({
+      operation: name,
+      outcome: error.reason,
+      status,
+      duration_ms: durationMs,
+      hops: redirects.length,
+      contractErrors: contract?.errors ?? []
+    })
   }
 
   async function postAndInterpret<N extends OperationName> (name: N, params: ParamsOf<N>, call: CallOptions,

@@ -133,6 +133,22 @@ t.test('100 tokens with unknown kids cost the provider at most a few fetches, an
   t.ok(provider.fetches - before <= 2, 'nor while the provider is down')
 })
 
+t.test('invented kids: each 503 is counted apart from the error budget, and an address past the ' +
+  'refused-credential limit gets 429', async t => {
+  const provider = await startKeySetServer(t)
+  provider.publish([RSA.jwk])
+  const { app, answer, status } = await serviceOn(t, provider,
+    { refreshSeconds: 300, env: { RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '5' } })
+  const codes: string[] = []
+  for (let i = 0; i < 8; i++) codes.push((await answer(withKid('RS256', `forged-${i}`, RSA.privateKey))).json().code)
+  t.strictSame(codes, [...Array(5).fill('SIGNING_KEY_PENDING'), ...Array(3).fill('RATE_LIMITED')],
+    'a stranger inventing kids is refused like one guessing signatures')
+  const scraped = (await app.inject({ url: '/metrics', headers: bearer(METRICS_KEY) })).body
+  t.match(scraped, /^bff_auth_signing_key_pending_total\{route="\/test\/caller"\} 5$/m,
+    'the 503s, counted apart (the 429s are no 5xx)')
+  t.equal(await status(withKid('RS256', RSA.kid, RSA.privateKey)), 200, 'a valid token from that address is served')
+})
+
 t.test('rotation: a token under a key published within the cooldown is retried ' +
   '(503), then served; never 401', async t => {
   const provider = await startKeySetServer(t)

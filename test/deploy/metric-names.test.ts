@@ -14,7 +14,7 @@ import { buildTestApp, type TestApp } from '../helpers/build-app.ts'
 import { eventually, setKeyPair, startKeySetServer } from '../helpers/key-set-server.ts'
 import { exposition, promqlNames, unknownNames } from '../helpers/promql.ts'
 import { freePort } from '../helpers/real-servers.ts'
-import { bearer, hs256 } from '../helpers/tokens.ts'
+import { bearer, hs256, withKid } from '../helpers/tokens.ts'
 import { JSON_UTF8 } from '../helpers/upstream-mock.ts'
 
 const METRICS_KEY = 'metrics-key-for-tests-0123456789'
@@ -83,7 +83,8 @@ async function scrape (app: TestApp['app']): Promise<Map<string, Set<string>>> {
 /** The scrape of an app verifying with a stand-in provider's key set of one key, once it has loaded. */
 async function keySetScrape (t: Parameters<typeof buildTestApp>[0]): Promise<Map<string, Set<string>>> {
   const provider = await startKeySetServer(t)
-  provider.publish([setKeyPair('ec', 'ec-metrics').jwk])
+  const pair = setKeyPair('ec', 'ec-metrics')
+  provider.publish([pair.jwk])
   const { app } = await buildTestApp(t, {
     AUTH_JWT_SECRET: undefined, AUTH_JWKS_URL: provider.url, METRICS_API_KEY: METRICS_KEY
   })
@@ -91,6 +92,9 @@ async function keySetScrape (t: Parameters<typeof buildTestApp>[0]): Promise<Map
   await eventually(async () => (await app.inject('/health/ready')).statusCode === 200, 'the key set loads')
   const res = await app.inject({ url: '/metrics', headers: scrapeKey })
   t.match(res.body, /^bff_auth_jwks_keys 1$/m, 'the loaded key is counted')
+  // A token under a kid the set does not hold, within the cooldown of the load: a SIGNING_KEY_PENDING answer.
+  const pending = await app.inject({ url: PROFILE, headers: bearer(withKid('ES256', 'invented', pair.privateKey)) })
+  t.equal(pending.json().code, 'SIGNING_KEY_PENDING')
   return scrape(app)
 }
 

@@ -53,9 +53,14 @@ t.test('every alert says what, how bad, with its numbers, and where to read on',
   t.strictSame(burns.map(rule => [rule.labels.severity, rule.labels.long_window, rule.labels.short_window]),
     [['critical', '1h', '5m'], ['critical', '6h', '30m'], ['warning', '1d', '2h']])
   // A handful of requests at night is no outage: each also counts the failures of its long window.
+  const profile = 'route="/api/users/profile"'
   for (const rule of burns) {
-    t.ok(rule.expr.endsWith(`status_code=~"5.."}[${rule.labels.long_window}])) >= ${BURN_MIN_FAILURES}`),
-      `${rule.labels.long_window}: the 5xx of its long window counted`)
+    const long = rule.labels.long_window
+    t.ok(rule.expr.includes(`(increase(bff_http_requests_total{${profile},status_code=~"5.."}[${long}]))`) &&
+      rule.expr.endsWith(`>= ${BURN_MIN_FAILURES}`), `${long}: the 5xx of its long window counted`)
+    // Anyone can invent a kid; every other 503 (load shedding, a key set not loaded yet) refuses everyone.
+    t.ok(rule.expr.includes(`- (sum by (job) (increase(bff_auth_signing_key_pending_total{${profile}}[${long}]))`),
+      `${long}: but the SIGNING_KEY_PENDING answers`)
   }
 })
 

@@ -35,3 +35,16 @@ t.test('every test file docs/security.md names exists', async t => {
   t.ok(files.length > 10)
   for (const file of files) t.ok(existsSync(root(file)), `${file} exists`)
 })
+
+t.test('docs/security.md states the principle for callers without credentials, and each protection names its test',
+  async t => {
+    const principle = section(model, 'Callers without credentials, and small groups of accounts')
+    t.match(principle, 'A request without valid credentials costs a small bounded amount of work and moves no state')
+    t.match(principle, 'no small group of accounts can hold shared protection')
+    const rows = principle.split('\n').filter(line => line.startsWith('| ') && !line.startsWith('| Protection'))
+    t.ok(rows.length >= 5, 'a row per protection')
+    for (const row of rows) {
+      // A protection set outside the service (the ingress) says so; every other one names the test that holds it.
+      t.match(row, /`test\/[\w/.-]+\.test\.ts` › |the ingress/, row.slice(0, 60))
+    }
+  })

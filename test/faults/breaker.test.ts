@@ -13,7 +13,7 @@ import type { PassportParams } from '../../schemas/passport.ts'
 import type { Profile } from '../../schemas/profile.ts'
 import { signToken } from '../../sandbox/sign.ts'
 import {
-  consoleCall, faultService, faultUpstream, MiB, readAnswer, SECRETS,
+  consoleCall, faultService, faultUpstream, MiB, readAnswer, SECRETS, until,
   type Fault
 } from '../helpers/fault-upstream.ts'
 
@@ -177,6 +177,64 @@ t.test('passport: a successful probe after the half-open delay closes the breake
   t.equal(passportCalls(), 7, 'exactly one probe call')
   for (let i = 0; i < 3; i++) t.equal((await profile(base, ivanov.identity)).status, 200, 'closed: served')
   t.equal(passportCalls(), 10, 'every later profile calls the passport again')
+})
+
+/**
+ * An attacker's profile request, dropped (the connection closed) as soon as the passport has it. One refused while
+ * a probe is out is sent again, as a script would, until one reaches the passport; false when none did.
+ */
+async function sendAndDrop (base: string, who: PassportParams): Promise<boolean> {
+  const authorization = `Bearer ${signToken({ sub: who.uid_client, login: who.login, vendor: who.vendor },
+    SECRETS.JWT_SECRET)}`
+  for (let i = 0; i < 200; i++) {
+    const before = passportCalls()
+    const drop = new AbortController()
+    let answered = false
+    const sent = fetch(`${base}/api/users/profile`,
+      { headers: { authorization, 'x-request-id': idOf(i, 'drop') }, signal: drop.signal })
+      .then(res => res.arrayBuffer(), () => undefined).finally(() => { answered = true })
+    await until(() => answered || passportCalls() > before)
+    if (!answered) {
+      drop.abort()
+      await sent
+      return true
+    }
+    await new Promise(resolve => setTimeout(resolve, 20))
+  }
+  return false
+}
+
+t.test('two accounts dropping their requests at half-open cannot hold the passport breaker open once the ' +
+  'upstream has recovered (issue 41, item 3)', async t => {
+  const base = await warmService(t, { ...ENV, UPSTREAM_BREAKER_HALF_OPEN_MS: String(HALF_OPEN_MS) })
+  // Opened honestly: four clients, their passport calls failing with 500 until it refuses.
+  upstream.set('passport.get_client', { kind: 'status', status: 500 })
+  const codes: number[] = []
+  for (let i = 0; i < 20; i++) codes.push((await profile(base, client(1 + (i % 4)))).status)
+  t.equal(codes.at(-1), 503, 'open')
+
+  // The passport recovers; the attackers' requests are held a while, so that they can drop them in flight.
+  upstream.set('passport.get_client', (_operation, headers: IncomingHttpHeaders) =>
+    String(headers['x-request-id']).startsWith('drop-') ? { kind: 'slow', ms: 300 } : answerAny(headers))
+  advance(HALF_OPEN_MS)
+  const before = passportCalls()
+  t.ok(await sendAndDrop(base, ivanov.identity), 'the first account is the probe, and drops it')
+  t.ok(await sendAndDrop(base, petrova.identity), 'the second account gets a request through, and drops it')
+
+  // An honest client, retrying while refused (Retry-After: a probe out decides within a second).
+  let status = 0
+  for (let i = 0; i < 50; i++) {
+    if (i > 0) await new Promise(resolve => setTimeout(resolve, 100))
+    const answer = await readAnswer(t, await profile(base, client(5), idOf(5)))
+    status = answer.status
+    if (status !== 503) {
+      t.same((answer.body as Profile).stale, [], 'fresh')
+      break
+    }
+  }
+  t.equal(status, 200, 'the honest client is served')
+  for (let n = 6; n <= 8; n++) t.equal((await profile(base, client(n), idOf(n))).status, 200, 'closed: served')
+  t.equal(passportCalls(), before + 2 + 1 + 3, "each attacker's request, then each honest one, reached the passport")
 })
 
 t.test('one client failing at its full rate (2 a second) never opens the passport ' +

@@ -1,6 +1,7 @@
 // x-app-version over real HTTP (the app listens on a free port): MIN_APP_VERSION's 426 before anything else, the
 // 400 of a malformed header, requests without it served as before, the access log's field, the OpenAPI header,
-// and bff_app_version_requests_total's bounded labels (the most frequent versions by name, the rest as other).
+// and bff_app_version_requests_total's bounded labels (the most frequent versions by name, the rest as other),
+// moved only by verified tokens and named only once several callers sent a version.
 import { Writable } from 'node:stream'
 import t from 'tap'
 import * as fx from '../../schemas/fixtures.ts'
@@ -8,7 +9,7 @@ import { operations } from '../../schemas/operations.ts'
 import { loggerOptions } from '../../src/logger.ts'
 import { createAppVersionCounts } from '../../src/plugins/app/app-version-counts.ts'
 import { buildTestApp, configProblems, testConfig, type TestApp } from '../helpers/build-app.ts'
-import { bearer, hs256 } from '../helpers/tokens.ts'
+import { bearer, claimsFor, hs256 } from '../helpers/tokens.ts'
 import { JSON_UTF8 } from '../helpers/upstream-mock.ts'
 
 const METRICS_KEY = 'metrics-key-for-tests-0123456789'
@@ -61,6 +62,29 @@ t.test('MIN_APP_VERSION: older is 426 before the token is even read, newer and n
     t.equal(res.body.uid_client, fx.IVANOV.uid_client)
   }
   t.equal((await get(origin, undefined)).status, 401, 'without the header, as before: the token decides')
+})
+
+t.test('numbers past what semver compares (2^53 and more) are 400, never 500: GET and HEAD, with and without ' +
+  'a token', async t => {
+  const { app, upstream } = await buildTestApp(t, { MIN_APP_VERSION: '2.3.0' })
+  upstreamFine(upstream)
+  const origin = await listening(app)
+  const token = bearer(hs256())
+  for (const huge of ['99999999999999999.0.0', '9007199254740992.0.0', '1.99999999999999999.0', '1.0.9007199254740993',
+    '1000000000.0.0']) {
+    for (const method of ['GET', 'HEAD']) {
+      for (const headers of [token, {}]) {
+        const res = await fetch(`${origin}${PROFILE}`, { method, headers: { ...headers, 'x-app-version': huge } })
+        const what = `${method} ${huge} ${'authorization' in headers ? 'with' : 'without'} a token`
+        t.equal(res.status, 400, what)
+        if (method === 'GET') t.match(await res.json(), { statusCode: 400, code: 'BAD_REQUEST' }, what)
+        else t.equal(await res.text(), '', what)
+      }
+    }
+  }
+  const largest = await get(origin, '999999999.999999999.999999999', token)
+  t.equal(largest.status, 200, 'nine digits a part is a version')
+  t.equal((await get(origin, '2.2.999999999', token)).status, 426, 'and compares as one')
 })
 
 t.test('unset MIN_APP_VERSION serves every well-formed version', async t => {
@@ -134,24 +158,61 @@ function samples (text: string, name: string): Map<string, number> {
   return found
 }
 
-t.test('the metric: 50 distinct versions give the 20 most frequent by name, the rest as other, none apart', async t => {
-  const { app } = await buildTestApp(t, { METRICS_API_KEY: METRICS_KEY })
+/** A valid token of its own for each of a few callers: subjects differ, the rest is the fixture's. */
+const callerTokens = ['A', 'B', 'C'].map(letter =>
+  bearer(hs256(claimsFor({ ...fx.IVANOV, uid_client: `${letter}0000000-0000-4000-8000-000000000000` }))))
+
+async function scrapeVersions (origin: string): Promise<Map<string, number>> {
+  const res = await fetch(`${origin}/metrics`, { headers: { authorization: `Bearer ${METRICS_KEY}` } })
+  return samples(await res.text(), 'bff_app_version_requests_total')
+}
+
+t.test('the metric: 50 distinct versions from 3 callers give the 20 most frequent by name, the rest as other, ' +
+  'none apart', async t => {
+  const { app, upstream } = await buildTestApp(t, { METRICS_API_KEY: METRICS_KEY })
+  upstreamFine(upstream)
   const origin = await listening(app)
   const versions = Array.from({ length: 50 }, (_, i) => `1.${i}.0`)
-  // Every version once; then 1.30.0 to 1.49.0 twice more: they overtake the first twenty to arrive.
-  for (const version of versions) await get(origin, version)
-  for (let round = 0; round < 2; round++) for (const version of versions.slice(30)) await get(origin, version)
-  for (let i = 0; i < 3; i++) await get(origin, undefined)
+  // Every version from each of the three callers; the third caller's request can name it (the first twenty fit).
+  for (const version of versions) for (const token of callerTokens) await get(origin, version, token)
+  // Then 1.30.0 to 1.49.0 twice more: they overtake the first twenty to arrive.
+  for (let round = 0; round < 2; round++) {
+    for (const version of versions.slice(30)) await get(origin, version, callerTokens[0])
+  }
+  for (let i = 0; i < 3; i++) await get(origin, undefined, callerTokens[1])
 
-  const res = await fetch(`${origin}/metrics`, { headers: { authorization: `Bearer ${METRICS_KEY}` } })
-  const counted = samples(await res.text(), 'bff_app_version_requests_total')
+  const counted = await scrapeVersions(origin)
   t.strictSame([...counted.keys()].sort(), ['none', 'other', ...versions.slice(30)].sort(), 'top 20, other, none')
   t.equal(counted.get('none'), 3)
-  // Each of the top twenty counts under its name from the request that took it there (its second).
+  // Each of the top twenty counts under its name from the request that took it there (its fourth).
   for (const version of versions.slice(30)) t.equal(counted.get(version), 2, version)
-  // 1.0.0 to 1.19.0 were named at first sight (the top had room) and left it: their series are gone.
-  t.equal(counted.get('other'), 30, 'the first request of each of 1.20.0 to 1.49.0')
-  t.equal([...counted.values()].reduce((a, b) => a + b), 3 + 30 + 40, 'the rest counted once each')
+  // 1.0.0 to 1.19.0 were named at their third caller (the top had room) and left it: their series are gone.
+  t.equal(counted.get('other'), 50 * 2 + 30, 'the first two callers of each, the third of 1.20.0 to 1.49.0')
+  t.equal([...counted.values()].reduce((a, b) => a + b), 3 + 130 + 40, 'the rest counted once each')
+})
+
+t.test('the metric moves only for verified tokens, and one account cannot name versions', async t => {
+  const { app, upstream } = await buildTestApp(t, {
+    METRICS_API_KEY: METRICS_KEY, MIN_APP_VERSION: '1.0.0', RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '1000'
+  })
+  upstreamFine(upstream)
+  const origin = await listening(app)
+  const forged = bearer(hs256(claimsFor(), 'another-secret-of-at-least-32-characters!'))
+  for (let i = 0; i < 30; i++) {
+    t.equal((await get(origin, `7.${i}.0`)).status, 401, 'no token')
+    t.equal((await get(origin, `7.${i}.0`, forged)).status, 401, 'a token of another key')
+    t.equal((await get(origin, `0.${i}.0`, callerTokens[0])).status, 426, 'too old: refused before the token')
+  }
+  t.strictSame(Object.fromEntries(await scrapeVersions(origin)), { none: 0, other: 0 },
+    'strangers and 426s count nowhere')
+  for (let i = 0; i < 30; i++) await get(origin, `8.${i}.0`, callerTokens[0])
+  t.strictSame(Object.fromEntries(await scrapeVersions(origin)), { none: 0, other: 30 },
+    'thirty versions of one account name none of them')
+  await get(origin, '8.0.0', callerTokens[1])
+  t.strictSame(Object.fromEntries(await scrapeVersions(origin)), { none: 0, other: 31 }, 'two callers: still other')
+  await get(origin, '8.0.0', callerTokens[2])
+  t.strictSame(Object.fromEntries(await scrapeVersions(origin)), { none: 0, other: 31, '8.0.0': 1 },
+    'the third distinct caller names it')
 })
 
 t.test('the counts: exported counters never go down, labels stay bounded, a flood ' +
@@ -163,8 +224,8 @@ t.test('the counts: exported counters never go down, labels stay bounded, a floo
   const traffic = (step: number): string[] => [`1.${Math.floor(step / 40)}.0`, `1.${Math.floor(step / 40)}.0`,
     `1.${Math.floor(step / 40) + 1}.0`, `9.9.${step}`]
   for (let step = 0; step < 400; step++) {
-    for (const version of traffic(step)) {
-      counts.record(version)
+    for (const [i, version] of traffic(step).entries()) {
+      counts.record(version, `caller-${step % 5}-${i}`)
       requests++
     }
     const now = new Map(counts.samples())

@@ -7,6 +7,7 @@ import { AppVersionHeaders } from '../../schemas/app-version.ts'
 import { ClientNotFoundError } from '../../src/errors.ts'
 import { deprecated, deprecatedFields, deprecationHeaders } from '../../src/plugins/app/deprecation.ts'
 import { buildTestApp } from '../helpers/build-app.ts'
+import { bearer, hs256 } from '../helpers/tokens.ts'
 
 const METRICS_KEY = 'metrics-key-for-tests-0123456789'
 // 2026-11-01T00:00:00Z and 2027-05-01T00:00:00Z, worked out apart from the code (date -u).
@@ -28,21 +29,25 @@ async function deprecatedApp (t: Parameters<typeof buildTestApp>[0]) {
       tags: ['profile'],
       headers: AppVersionHeaders,
       response: { 200: Type.Object({ ok: Type.Boolean() }) }
-    }
+    },
+    onRequest: app.authenticate
   }, async () => ({ ok: true }))
   app.get('/test/undated-sunset', {
     schema: { ...deprecated({ since: '2026-11-01' }), tags: ['profile'], headers: AppVersionHeaders }
   }, async () => ({ ok: true }))
   app.get('/test/card', {
-    schema: { tags: ['profile'], headers: AppVersionHeaders, response: { 200: Card } }
+    schema: { tags: ['profile'], headers: AppVersionHeaders, response: { 200: Card } },
+    onRequest: app.authenticate
   }, async request => {
     if (request.headers['x-fail'] === 'yes') throw new ClientNotFoundError()
     return card
   })
   app.get('/test/current', { schema: { tags: ['profile'], headers: AppVersionHeaders } }, async () => ({ ok: true }))
   const origin = await app.listen({ port: 0, host: '127.0.0.1' })
-  const call = async (path: string, headers: Record<string, string> = {}) =>
-    await fetch(`${origin}${path}`, { headers })
+  // With a valid token unless told otherwise: only an authenticated call counts.
+  const call = async (path: string, headers: Record<string, string> = {},
+    token: Record<string, string> = bearer(hs256())) =>
+    await fetch(`${origin}${path}`, { headers: { ...token, ...headers } })
   const scrape = async () => {
     const text = await (await call('/metrics', { authorization: `Bearer ${METRICS_KEY}` })).text()
     const calls = new Map<string, number>()
@@ -95,13 +100,19 @@ t.test('bff_deprecated_calls_total: calls to the route by app version, and succe
   await call('/test/card', { 'x-app-version': '3.0.0' })
   await call('/test/card', { 'x-app-version': '3.0.0', 'x-fail': 'yes' })
   await call('/test/current', { 'x-app-version': '3.0.0' })
+  // Without a valid token: the same answers' headers, and no count.
+  for (const token of [{}, { authorization: 'Bearer not-a-token' }] as Array<Record<string, string>>) {
+    t.equal((await call('/test/old', { 'x-app-version': '3.1.0' }, token)).status, 401)
+    t.equal((await call('/test/card', { 'x-app-version': '3.0.0' }, token)).status, 401)
+  }
   const calls = await scrape()
   t.strictSame(Object.fromEntries(calls), {
-    'route="/test/old",method="GET",part="route",app_version="3.1.0"': 2,
+    // One caller sent each version: too few to name it (as in bff_app_version_requests_total), so `other`.
+    'route="/test/old",method="GET",part="route",app_version="other"': 2,
     'route="/test/old",method="GET",part="route",app_version="none"': 1,
-    'route="/test/card",method="GET",part="/nickname",app_version="3.0.0"': 1,
-    'route="/test/card",method="GET",part="/tags/*/colour",app_version="3.0.0"': 1
-  }, 'the 404 of /test/card received no deprecated field; /test/current has nothing deprecated')
+    'route="/test/card",method="GET",part="/nickname",app_version="other"': 1,
+    'route="/test/card",method="GET",part="/tags/*/colour",app_version="other"': 1
+  }, 'the 404 of /test/card received no deprecated field; /test/current has nothing deprecated; 401s count nowhere')
 })
 
 t.test('a deprecation without a valid date, or a sunset before it, fails at start-up', async t => {

@@ -3,7 +3,7 @@ import Fastify, { type FastifyError } from 'fastify'
 import { Type } from 'typebox'
 import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
 import errors from '../../src/plugins/app/errors.ts'
-import { toErrorBody } from '../../src/error-body.ts'
+import { languageOf, languagePrefix, toErrorBody } from '../../src/error-body.ts'
 import requestIdPlugin, { requestId } from '../../src/plugins/app/request-id.ts'
 import {
   AppUpdateRequiredError, BadRequestError, ClientNotFoundError, details, errorCodes, HeadersTooLargeError,
@@ -227,6 +227,25 @@ t.test('every listed detail answers in its own Russian text', async t => {
       t.equal((await get(`${origin}/detail/${code}/${i}`, 'en')).body.message, texts.en)
     }
   }
+})
+
+t.test('Accept-Language: only a bounded prefix is parsed, 8 entries within 256 characters', async t => {
+  const flood = 'a,'.repeat(8192) // 16 KiB
+  t.equal(languagePrefix(flood), 'a,a,a,a,a,a,a,a', 'of 16 KiB, eight one-letter entries')
+  t.equal(languagePrefix(`${'de-DE-x-'.repeat(40)},en`), '', 'one entry past the bound: nothing is read')
+  const long = `${'xx-YY;q=0.1,'.repeat(3)}${'z'.repeat(300)},ru`
+  t.equal(languagePrefix(long), 'xx-YY;q=0.1,xx-YY;q=0.1,xx-YY;q=0.1', 'an entry cut by the bound is left out whole')
+  t.equal(languagePrefix('en-US,en;q=0.9,ru;q=0.8'), 'en-US,en;q=0.9,ru;q=0.8', 'a real header whole')
+  t.equal(languagePrefix(['en', 'ru;q=0.5']), 'en,ru;q=0.5', 'repeated fields as one list')
+  // What lies past the bound does not choose the language, where an unbounded parse would take it.
+  t.equal(languageOf(`${flood}en`, 'ru'), 'ru', 'en after 8192 entries is not read')
+  t.equal(languageOf('a,a,a,a,a,a,a,a,en', 'ru'), 'ru', 'nor a ninth entry')
+  t.equal(languageOf(`a,a,a,a,a,a,a,en,${flood}`, 'ru'), 'en', 'an eighth is')
+  const origin = await listening(t)
+  // 8 KiB: the whole 16 KiB would pass Node's header limit of the small app (a 431 before any of this).
+  const res = await get(`${origin}/said/1`, `${'a,'.repeat(4096)}en`)
+  t.equal(res.status, 401)
+  t.equal(res.headers.get('content-language'), 'ru', 'over HTTP: the default, in its language')
 })
 
 t.test('Accept-Language picks the language by quality; the default answers the rest', async t => {

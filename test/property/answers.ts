@@ -9,23 +9,32 @@ import { ErrorBody } from '../../schemas/errors.ts'
 import { Profile } from '../../schemas/profile.ts'
 import { ConsoleAnswer } from '../../schemas/console.ts'
 import { seededClients, unknownAnswers } from '../../sandbox/seed.ts'
+import { errorCodes } from '../../src/errors.ts'
 import { operations } from '../../schemas/operations.ts'
 import { buildTestApp, CONSOLE_KEY, DEALER_KEY, JWT_SECRET, PASSPORT_KEY, type TestApp } from '../helpers/build-app.ts'
 
 const SECRETS = { PASSPORT_KEY, DEALER_KEY, CONSOLE_KEY, JWT_SECRET }
 
 /** The statuses the routes document; anything else (an unmapped 500 first) is a bug. */
-const DOCUMENTED = new Set([200, 400, 401, 404, 413, 415, 429, 502, 503, 504])
+const DOCUMENTED = new Set([200, 304, 400, 401, 404, 413, 415, 426, 429, 502, 503, 504])
+const catalog = new Set<string>(errorCodes)
 
 const isErrorBody = Compile(ErrorBody)
 const isProfile = Compile(Profile)
 const isConsoleAnswer = Compile(ConsoleAnswer)
 
 const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' }
+/** The property app's MIN_APP_VERSION. */
+export const MIN_APP_VERSION = '2.0.0'
 
-/** One app for a whole file: limits high and load shedding off, so every run reaches the route. */
+/**
+ * One app for a whole file: limits high and load shedding off, so every run reaches the route; a minimum app version
+ * and a trusted proxy, so that x-app-version and the forwarded-for headers are read as in production.
+ */
 export async function propertyApp (t: Test): Promise<TestApp> {
   const built = await buildTestApp(t, {
+    MIN_APP_VERSION,
+    TRUST_PROXY: 'true',
     RATE_LIMIT_PROFILE_PER_MINUTE: '1000000',
     RATE_LIMIT_CONSOLE_PER_MINUTE: '1000000',
     RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '1000000',
@@ -74,6 +83,7 @@ function brokenPromises (res: InjectResponse, route: 'profile' | 'console'): str
   for (const [name, secret] of Object.entries(SECRETS)) {
     if (res.body.includes(secret) || head.includes(secret)) problems.push(`${name} in the answer`)
   }
+  if (res.statusCode === 304) return problems
   let body: unknown
   try {
     body = JSON.parse(res.body)
@@ -86,6 +96,7 @@ function brokenPromises (res: InjectResponse, route: 'profile' | 'console'): str
     else if (body.statusCode !== res.statusCode) {
       problems.push(`body statusCode ${body.statusCode} differs from ${res.statusCode}`)
     } else if (body.code === 'INTERNAL_ERROR') problems.push(`unmapped error: ${res.body}`)
+    else if (!catalog.has(body.code)) problems.push(`code ${body.code} is not in the catalog`)
   } else if (res.statusCode === 200) {
     const check = route === 'profile' ? isProfile : isConsoleAnswer
     if (!check.Check(body)) problems.push(`200 body breaks the ${route} schema`)
@@ -125,6 +136,9 @@ const fieldChar = fc.oneof(
 
 /** A field value: no leading or trailing whitespace, as parsers trim it. */
 export const fieldValue = (maxLength = 200) => fc.string({ unit: fieldChar, maxLength }).map(v => v.trim())
+
+/** A decimal number past 2^53 (where JavaScript numbers stop being exact), as text. */
+export const pastSafeInteger = fc.bigInt({ min: 2n ** 53n - 2n, max: 10n ** 30n }).map(String)
 
 /** A header name: an RFC 9110 token. */
 export const headerName = fc.string({

@@ -1,7 +1,8 @@
 // Properties of the profile over whatever a caller can send: any Authorization (any field value,
 // JWT-shaped strings with random headers, algorithms, claims and signatures, some validly signed), any
-// tracing and other headers, any query string. Every answer has a documented status, a well-formed body,
-// an x-request-id and no secret; only a valid token of a seeded client gets a profile, always its own.
+// tracing and other headers, every header the service reads at once (numbers past 2^53 included), any query
+// string. Every answer has a documented status, never a 5xx, a well-formed body with a catalog code, an
+// x-request-id and no secret; only a valid token of a seeded client gets a profile, always its own.
 import { createHmac } from 'node:crypto'
 import fc from 'fast-check'
 import t from 'tap'
@@ -9,7 +10,9 @@ import { seededClients } from '../../sandbox/seed.ts'
 import { JWT_SECRET } from '../helpers/build-app.ts'
 import { ivanov } from '../../sandbox/seed.ts'
 import { bearer, hs256 } from '../helpers/tokens.ts'
-import { assertWellFormed, fieldValue, headerName, holds, propertyApp, stillServing } from './answers.ts'
+import {
+  assertWellFormed, fieldValue, headerName, holds, MIN_APP_VERSION, pastSafeInteger, propertyApp, stillServing
+} from './answers.ts'
 
 const { app } = await propertyApp(t)
 const now = () => Math.floor(Date.now() / 1000)
@@ -135,6 +138,67 @@ await holds(t, 'any tracing and other headers: the caller\'s own profile, an x-r
       throw new Error(`x-request-id ${JSON.stringify(inbound)} answered as ${JSON.stringify(id)}`)
     }
   }), 150)
+
+const smallNumber = fc.nat({ max: 999 }).map(String)
+const number = fc.oneof({ weight: 3, arbitrary: smallNumber }, { weight: 2, arbitrary: pastSafeInteger })
+const appVersion = fc.oneof(
+  // Well-formed versions around the minimum, and ones with a number past 2^53 in any part.
+  fc.tuple(number, number, number, fc.constantFrom('', '-rc.1', '-9007199254740993', '+build.7'))
+    .map(([major, minor, patch, rest]) => `${major}.${minor}.${patch}${rest}`),
+  fc.constantFrom('99999999999999999.0.0', '9007199254740992.0.0', '1.99999999999999999.0', MIN_APP_VERSION),
+  fieldValue(80)
+)
+const languageTag = fc.oneof(fc.constantFrom('ru', 'en', 'en-US', 'ru-RU', '*', 'de', 'a'), fieldValue(12))
+const acceptLanguage = fc.oneof(
+  fc.array(fc.tuple(languageTag, fc.oneof(fc.constant(''), fc.double({ min: -1, max: 2 }).map(q => `;q=${q}`),
+    pastSafeInteger.map(q => `;q=${q}`), fieldValue(8).map(v => `;${v}`))), { maxLength: 12 })
+    .map(entries => entries.map(([tag, q]) => `${tag}${q}`).join(',')),
+  fc.nat({ max: 8000 }).map(n => 'a,'.repeat(n) + 'ru'),
+  fieldValue(300)
+)
+const entityTag = fc.oneof(fc.string({ unit: fc.constantFrom(...'abcXYZ019-_'), maxLength: 30 }).map(v => `"${v}"`),
+  pastSafeInteger.map(v => `"${v}"`))
+const ifNoneMatch = fc.oneof(
+  fc.constant('*'),
+  fc.array(fc.tuple(fc.boolean(), entityTag).map(([weak, tag]) => (weak ? 'W/' : '') + tag), { maxLength: 5 })
+    .map(tags => tags.join(', ')),
+  fieldValue(200)
+)
+const address = fc.oneof(fc.ipV4(), fc.ipV6(), pastSafeInteger, fieldValue(40))
+const forwardedFor = fc.array(address, { minLength: 1, maxLength: 5 }).map(list => list.join(', '))
+const forwarded = fc.array(address, { minLength: 1, maxLength: 3 }).map(list => list.map(a => `for="${a}"`).join(', '))
+/** Any of the values a header takes, a number past 2^53 among them. */
+const anyValue = fc.oneof(fieldValue(200), pastSafeInteger)
+const credentials = fc.oneof(
+  fc.constant(ivanovToken.authorization),
+  fc.constant(undefined),
+  authorization,
+  pastSafeInteger.map(n => `Bearer ${n}`)
+)
+
+/** Every header the service reads, each maybe absent; a generated value or one past 2^53. */
+const readHeaders = fc.record({
+  authorization: credentials,
+  'x-app-version': fc.oneof(appVersion, anyValue),
+  'accept-language': fc.oneof(acceptLanguage, anyValue),
+  'if-none-match': fc.oneof(ifNoneMatch, anyValue),
+  'x-request-id': fc.oneof(fc.stringMatching(/^[A-Za-z0-9._:-]{1,128}$/), anyValue),
+  traceparent: fc.oneof(fc.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/), anyValue),
+  tracestate: anyValue,
+  baggage: fc.oneof(anyValue, pastSafeInteger.map(n => `key=${n}`)),
+  'x-forwarded-for': fc.oneof(forwardedFor, anyValue),
+  forwarded: fc.oneof(forwarded, anyValue)
+}, { requiredKeys: [] })
+
+await holds(t, 'every header the service reads, any value, GET and HEAD: a 4xx with a catalog code or ' +
+  'the header ignored, never a 5xx', fc.asyncProperty(readHeaders, fc.constantFrom('GET', 'HEAD'),
+  async (generated, method) => {
+    const headers = Object.fromEntries(Object.entries(generated).filter(([, value]) => value !== undefined))
+    const res = await app.inject({ method: method as 'GET' | 'HEAD', url: '/api/users/profile', headers })
+    if (res.statusCode >= 500) throw new Error(`${method} answered ${res.statusCode}: ${res.body}`)
+    if (method === 'GET') assertWellFormed(res, 'profile')
+    else if (res.body !== '') throw new Error('a HEAD answer with a body')
+  }), 300)
 
 const queryChar = fc.oneof(
   fc.constantFrom(...'abcxyz019_-.~!$&\'()*+,;=:@/?%[]'),

@@ -4,14 +4,15 @@
 // the data, a tag that does not match or a malformed one get the 200; a stale answer has its own tag, and its 304
 // keeps x-stale and Age; the 304 counts among the profile's answers in the metrics. Time is a fake clock.
 import t, { type Test } from 'tap'
-import { hash } from 'node:crypto'
+import { createHmac, hash, hkdfSync } from 'node:crypto'
 import { request } from 'node:http'
 import { brotliDecompressSync } from 'node:zlib'
 import * as fx from '../../schemas/fixtures.ts'
 import type { PassportParams } from '../../schemas/passport.ts'
 import { ivanov, petrova } from '../../sandbox/seed.ts'
 import { signToken } from '../../sandbox/sign.ts'
-import { JWT_SECRET } from '../helpers/build-app.ts'
+import { entityTags } from '../../src/profile/entity-tag.ts'
+import { DEALER_KEY, JWT_SECRET, PASSPORT_KEY } from '../helpers/build-app.ts'
 import { fakeClock, faultService, faultUpstream } from '../helpers/fault-upstream.ts'
 
 const METRICS_KEY = 'metrics-key-for-tests-0123456789'
@@ -60,13 +61,32 @@ async function service (t: Test, env: Record<string, string> = {}) {
   return { base, clock }
 }
 
+t.test('the key is the deployment\'s: other upstream keys give another tag for the same bytes', async t => {
+  const bytes = Buffer.from(JSON.stringify(fx.passportFound))
+  const ours = entityTags({ PASSPORT_API_KEY: PASSPORT_KEY, DEALER_API_KEY: DEALER_KEY })
+  const tag = ours.tag(ours.digest(bytes))
+  t.equal(tag, ours.tag(entityTags({ PASSPORT_API_KEY: PASSPORT_KEY, DEALER_API_KEY: DEALER_KEY }).digest(bytes)))
+  for (const keys of [{ PASSPORT_API_KEY: `${PASSPORT_KEY}x`, DEALER_API_KEY: DEALER_KEY },
+    { PASSPORT_API_KEY: PASSPORT_KEY, DEALER_API_KEY: `${DEALER_KEY}x` },
+    { PASSPORT_API_KEY: DEALER_KEY, DEALER_API_KEY: PASSPORT_KEY }]) {
+    const theirs = entityTags(keys)
+    t.not(theirs.tag(theirs.digest(bytes)), tag, 'another deployment\'s tag')
+  }
+})
+
 t.test('a 200 has a strong ETag, the same with and without compression, and none of the profile in it', async t => {
   const { base } = await service(t)
   const plain = await profile(base, ivanov.identity)
   t.equal(plain.status, 200)
   t.match(tagOf(plain), STRONG_TAG, 'a strong tag: quoted, no W/')
-  // The same bytes give the same tag on any instance and any release: SHA-256 of the JSON, base64url, 22 characters.
-  t.equal(tagOf(plain), `"${hash('sha256', plain.bytes, 'base64url').slice(0, 22)}"`, 'the digest of the bytes sent')
+  // The same bytes give the same tag on any instance of a deployment: HMAC-SHA256 of the JSON under the key HKDF
+  // derives from the two upstream keys, base64url, 22 characters; never the bare digest a guess could be tried on.
+  const key = Buffer.from(hkdfSync('sha256', PASSPORT_KEY, DEALER_KEY, 'dealer-bff profile etag', 32))
+  t.equal(tagOf(plain), `"${createHmac('sha256', key).update(plain.bytes).digest('base64url').slice(0, 22)}"`,
+    'the keyed digest of the bytes sent')
+  t.not(tagOf(plain), `"${hash('sha256', plain.bytes, 'base64url').slice(0, 22)}"`, 'not their bare SHA-256')
+  const instance = await service(t)
+  t.equal(tagOf(await profile(instance.base, ivanov.identity)), tagOf(plain), 'another instance: the same tag')
   t.equal(plain.headers['cache-control'], 'private, no-store')
   for (const field of [ivanov.identity.uid_client, ivanov.identity.login]) {
     t.notOk(tagOf(plain).toLowerCase().includes(field.toLowerCase()), 'no identity in the tag')

@@ -300,15 +300,85 @@ t.test('half-open: one client whose own record fails cannot keep the breaker ope
   t.equal(up.calls().length, 4)
 })
 
-t.test('half-open: a probe the caller aborted proved nothing: the breaker does not close', async t => {
-  const up = breakerUpstream(t, 1)
-  up.post(PASSPORT).reply(500, 'oops', { headers: TEXT })
-  up.post(PASSPORT).reply(200, fx.passportFound, { headers: JSON_UTF8 }).delay(500)
-  await passport(up.client, as(1)).catch(() => {})
-  up.advance(HALF_OPEN_MS)
-  t.equal((await failure(passport(up.client, as(1, { signal: AbortSignal.timeout(10) })))).reason, 'aborted')
-  t.equal(up.client.breakerStates()['passport.get_client'], 'half_open')
-  await refused(t, up, passport(up.client, as(1)))
+t.test('half-open: a probe runs on to its answer when its caller leaves, and only that answer decides', async t => {
+  /** Opens the breaker with one 500, then sends a probe of caller 1 the caller gives up on after 10 ms. */
+  async function leftProbe (up: ReturnType<typeof breakerUpstream>, options: Parameters<typeof as>[1] = {}) {
+    await passport(up.client, as(1)).catch(() => {})
+    up.advance(HALF_OPEN_MS)
+    return await failure(passport(up.client, as(1, { signal: AbortSignal.timeout(10), ...options })))
+  }
+  /** Waits until the n-th passport exchange has ended (its caller may have left long before); refusals aside. */
+  async function passportEnded (up: ReturnType<typeof breakerUpstream>, n: number): Promise<boolean> {
+    for (let i = 0; i < 500; i++) {
+      if (up.events.filter(event => event.outcome !== 'breaker_open').length >= n) return true
+      await new Promise(resolve => setTimeout(resolve, 10))
+    }
+    return false
+  }
+
+  t.test('an answer that arrives after the caller left closes the breaker', async t => {
+    const up = breakerUpstream(t, 1)
+    up.post(PASSPORT).reply(500, 'oops', { headers: TEXT })
+    up.post(PASSPORT).reply(200, fx.passportFound, { headers: JSON_UTF8 }).delay(1000)
+    t.equal((await leftProbe(up)).reason, 'aborted', 'the caller stopped waiting')
+    t.equal(up.client.breakerStates()['passport.get_client'], 'half_open')
+    await refused(t, up, passport(up.client, as(2)))
+    t.ok(await passportEnded(up, 2), 'the probe ended')
+    t.equal(up.events.at(-1)?.outcome, 'ok', 'with the answer, not the caller leaving')
+    t.strictSame(up.transitions.map(([, state]) => state), ['open', 'half_open', 'closed'])
+  })
+
+  t.test('nor can a caller cut a probe short by a budget shorter than the deadline', async t => {
+    const up = breakerUpstream(t, 1)
+    up.post(PASSPORT).reply(500, 'oops', { headers: TEXT })
+    up.post(PASSPORT).reply(200, fx.passportFound, { headers: JSON_UTF8 }).delay(200)
+    t.equal((await leftProbe(up, { signal: undefined, timeoutMs: 10 })).reason, 'timeout', 'its own limit')
+    t.ok(await passportEnded(up, 2), 'the probe ended')
+    t.equal(up.client.breakerStates()['passport.get_client'], 'closed', 'its answer closed the breaker')
+  })
+
+  t.test("a 5xx after the caller left is that caller's failed probe", async t => {
+    const up = breakerUpstream(t, 1)
+    up.post(PASSPORT).reply(500, 'oops', { headers: TEXT })
+    up.post(PASSPORT).reply(503, 'down', { headers: TEXT }).delay(200)
+    up.post(PASSPORT).reply(500, 'oops', { headers: TEXT })
+    await leftProbe(up)
+    t.ok(await passportEnded(up, 2), 'the probe ended')
+    t.equal(up.client.breakerStates()['passport.get_client'], 'half_open', 'one failed probe')
+    await refused(t, up, passport(up.client, as(1)))
+    t.equal((await failure(passport(up.client, as(2)))).reason, 'status')
+    t.equal(up.client.breakerStates()['passport.get_client'], 'open', "two callers' failed probes")
+  })
+
+  t.test('a probe left running still ends at the deadline, a failure: the upstream did not answer', async t => {
+    const up = breakerUpstream(t, 1, { timeoutMs: 100 })
+    up.post(PASSPORT).reply(500, 'oops', { headers: TEXT })
+    up.post(PASSPORT).reply(200, fx.passportFound, { headers: JSON_UTF8 }).delay(2000)
+    await leftProbe(up)
+    t.ok(await passportEnded(up, 2), 'the probe ended')
+    t.equal(up.events.at(-1)?.outcome, 'timeout')
+    t.equal(up.client.breakerStates()['passport.get_client'], 'half_open', 'one failed probe')
+  })
+})
+
+t.test('half-open: a probe that ended without an answer frees the slot and neither closes nor reopens', async t => {
+  const states: BreakerState[] = []
+  let now = 1_700_000_000_000
+  const breakers = createBreakers({ ...DEFAULT_BREAKER_OPTIONS, minCalls: 1, halfOpenAfterMs: HALF_OPEN_MS },
+    (_operation, state) => { states.push(state) }, () => now)
+  const record = { operation: 'passport.get_client' as const, status: null, redirects: [], duration_ms: 1 }
+  const aborted = () => upstreamError('aborted', record)
+  breakers.settleError('passport.get_client', breakers.admit('passport.get_client', 'a'),
+    upstreamError('connect', record), false)
+  now += HALF_OPEN_MS
+  // Many callers' probes in one round, each ended without an answer (its caller left, or a bug of ours).
+  for (const [caller, error] of [['a', aborted()], ['b', aborted()], ['c', new Error('a bug')], ['a', aborted()]]) {
+    const probe = breakers.admit('passport.get_client', caller as string)
+    t.not(probe, NOT_PROBE, `${caller as string} probes`)
+    breakers.settleError('passport.get_client', probe, error, false, caller as string)
+  }
+  t.equal(breakers.states()['passport.get_client'], 'half_open')
+  t.strictSame(states, ['open', 'half_open'])
 })
 
 t.test('half-open: while the probe is out, other calls are refused at once', async t => {

@@ -1,10 +1,11 @@
 // x-app-version on the routes whose schema declares it (AppVersionHeaders of schemas/app-version.ts): a malformed
 // value is 400 BAD_REQUEST, a version older than MIN_APP_VERSION is 426 APP_UPDATE_REQUIRED, and a well-formed one
-// becomes request.appVersion (the access log's appVersion) and a count of bff_app_version_requests_total. Checked
-// before the route's own hooks: an app too old to be served is told so whatever its token.
+// becomes request.appVersion (the access log's appVersion). Checked before the route's own hooks: an app too old to
+// be served is told so whatever its token. bff_app_version_requests_total counts a request once it has answered, and
+// only when its token was verified (request.caller): a caller without credentials moves no dashboard.
 import fp from 'fastify-plugin'
-import type { onRequestHookHandler, RouteOptions } from 'fastify'
-import { lt } from 'semver'
+import type { onRequestHookHandler, onResponseHookHandler, RouteOptions } from 'fastify'
+import { parse, type SemVer } from 'semver'
 import { Compile } from 'typebox/compile'
 import { APP_VERSION_HEADER, AppVersion } from '../../../schemas/app-version.ts'
 import type { Config } from '../../config.ts'
@@ -34,6 +35,10 @@ export const appVersionResponses = {
   [new AppUpdateRequiredError('2.14.0')])
 }
 
+/** Whether a version is below the minimum (none: nothing is); compares parsed versions, which never throws. */
+const olderThan = (version: SemVer, minimum: SemVer | undefined): boolean =>
+  minimum !== undefined && version.compare(minimum) < 0
+
 /** Whether a route's schema declares the header. */
 function declaresAppVersion (schema: RouteOptions['schema']): boolean {
   const headers = schema?.headers as { properties?: Record<string, unknown> } | undefined
@@ -44,7 +49,8 @@ const asArray = <T>(hooks: T | T[] | undefined): T[] =>
   hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]
 
 export default fp<{ config: Pick<Config, 'MIN_APP_VERSION'> }>(async function appVersion (fastify, { config }) {
-  const minimum = config.MIN_APP_VERSION
+  // Parsed once; parse() answers null where lt() would throw (a number of 2^53 or more), never a 500.
+  const minimum = config.MIN_APP_VERSION === undefined ? undefined : parse(config.MIN_APP_VERSION) ?? undefined
   const wellFormed = Compile(AppVersion)
   const counts = fastify.metrics === null ? null : createAppVersionCounts()
   if (fastify.metrics !== null && counts !== null) {
@@ -56,21 +62,28 @@ export default fp<{ config: Pick<Config, 'MIN_APP_VERSION'> }>(async function ap
   const checkAppVersion: onRequestHookHandler = function checkAppVersion (request, _reply, done) {
     const header = request.headers[APP_VERSION_HEADER]
     if (header === undefined) {
-      counts?.record(undefined)
       done()
       return
     }
-    if (typeof header !== 'string' || !wellFormed.Check(header)) {
+    const version = typeof header === 'string' && wellFormed.Check(header) ? parse(header) : null
+    if (typeof header !== 'string' || version === null) {
       done(new BadRequestError(MALFORMED_APP_VERSION))
       return
     }
     request.appVersion = header
-    counts?.record(header)
-    done(minimum !== undefined && lt(header, minimum) ? new AppUpdateRequiredError(minimum) : undefined)
+    done(olderThan(version, minimum) ? new AppUpdateRequiredError(config.MIN_APP_VERSION!) : undefined)
+  }
+
+  const countAppVersion: onResponseHookHandler = function countAppVersion (request, _reply, done) {
+    const subject = request.caller?.uid_client
+    if (subject !== undefined) counts?.record(request.appVersion ?? undefined, subject)
+    done()
   }
 
   // A new array, not the one passed: Fastify copies a GET route's options for its HEAD route before this runs.
   fastify.addHook('onRoute', function addAppVersionCheck (route) {
-    if (declaresAppVersion(route.schema)) route.onRequest = [checkAppVersion, ...asArray(route.onRequest)]
+    if (!declaresAppVersion(route.schema)) return
+    route.onRequest = [checkAppVersion, ...asArray(route.onRequest)]
+    if (counts !== null) route.onResponse = [countAppVersion, ...asArray(route.onResponse)]
   })
 }, { name: 'app-version', dependencies: ['errors', 'metrics'] })

@@ -147,6 +147,23 @@ function keySetVerifier (keySet: RemoteKeySet) {
   }
 }
 
+/**
+ * Counts a `503 SIGNING_KEY_PENDING` answer by route pattern: anyone can name an invented kid, so these answers are
+ * kept out of the error budget (scripts/alert-rules.ts reads them apart). A no-op without metrics.
+ */
+function pendingAnswers (fastify: FastifyInstance): (request: FastifyRequest) => void {
+  const metrics = metricsOf(fastify)
+  if (metrics === null) return () => {}
+  const answers = new metrics.prom.Counter({
+    name: 'bff_auth_signing_key_pending_total',
+    help: 'Answers 503 SIGNING_KEY_PENDING by route pattern: a token naming a kid the AUTH_JWKS_URL key set does not ' +
+      'hold yet, its caller not authenticated; kept out of the error budget.',
+    labelNames: ['route'] as const,
+    registers: [metrics.registry]
+  })
+  return request => { answers.inc({ route: request.routeOptions.url ?? 'unmatched' }) }
+}
+
 /** The token verifier of the configuration: the key set's, or @fastify/jwt's with the one fixed key. */
 async function tokenVerifier (fastify: FastifyInstance, config: Config): Promise<(token: string) => unknown> {
   if (config.AUTH_JWKS_URL === undefined) {
@@ -180,6 +197,7 @@ async function tokenVerifier (fastify: FastifyInstance, config: Config): Promise
 export default fp<{ config: Config }>(async function auth (fastify, { config }) {
   const verifyToken = await tokenVerifier(fastify, config)
   const validClaims = Compile(CallerClaims)
+  const countPending = fastify.keySet === null ? () => {} : pendingAnswers(fastify)
 
   fastify.decorateRequest('caller', null)
   fastify.decorate('authenticate', async function authenticate (request: FastifyRequest, reply: FastifyReply) {
@@ -198,6 +216,13 @@ export default fp<{ config: Config }>(async function auth (fastify, { config }) 
     try {
       claims = await verifyToken(token)
     } catch (error) {
+      if (error instanceof SigningKeyPendingError) {
+        // The caller is not authenticated yet and anyone can invent a kid: counted against the address as a refused
+        // credential (a 429 past the limit), and apart from the error budget.
+        const answer = await fastify.refuseCredentials(request, reply, error)
+        if (answer === error) countPending(request)
+        throw answer
+      }
       // fast-jwt describes an `exp` far in the past or an `nbf` far in the future with a date Date cannot
       // hold, and throws that RangeError instead of its own error: the token's fault too, not a 500.
       if (!isTokenError(error) && !(error instanceof RangeError) && !(error instanceof KeySetRefusal)) throw error

@@ -1,7 +1,8 @@
 // Deprecated routes and fields, declared in the route's schema and nowhere else: a route spreads deprecated() into
 // its schema, a field has `deprecated: true` in its TypeBox options. The OpenAPI document marks both (@fastify/swagger
 // copies `deprecated` and the x- keys); every answer of a deprecated route carries Deprecation (RFC 9745) and, with a
-// sunset date, Sunset (RFC 8594); bff_deprecated_calls_total counts calls to either by app version.
+// sunset date, Sunset (RFC 8594); bff_deprecated_calls_total counts calls to either by app version, only those whose
+// token was verified (request.caller), so a caller without credentials moves no dashboard operators act on.
 import fp from 'fastify-plugin'
 import type { onResponseHookHandler, onSendHookHandler, RouteOptions } from 'fastify'
 import type { Registry } from 'prom-client'
@@ -95,8 +96,9 @@ function deprecatedCalls ({ Counter }: Pick<typeof import('prom-client'), 'Count
   // eslint-disable-next-line no-new -- prom-client metrics live in the registry they are given
   new Counter({
     name: 'bff_deprecated_calls_total',
-    help: 'Calls to deprecated routes (part="route", any status) and success answers whose schema has a deprecated ' +
-      'field (part: its JSON pointer), by route pattern, method and app_version (as bff_app_version_requests_total).',
+    help: 'Authenticated calls to deprecated routes (part="route", any status once the token was verified) and ' +
+      'success answers whose schema has a deprecated field (part: its JSON pointer), by route pattern, method and ' +
+      'app_version (as bff_app_version_requests_total).',
     labelNames: ['route', 'method', 'part', 'app_version'] as const,
     registers: [registry],
     collect () {
@@ -137,6 +139,7 @@ export default fp(async function deprecation (fastify) {
     }
     if (count === undefined || versions === null || (headers === undefined && fields.length === 0)) return
     const countCall: onResponseHookHandler = function countDeprecatedCall (request, reply, done) {
+      if (request.caller == null) return done()
       const [method, version] = [request.method, versions.label(request.appVersion)]
       if (headers !== undefined) count({ route: route.url, method, part: ROUTE_PART, app_version: version })
       if (reply.statusCode < 200 || reply.statusCode > 299) return done()

@@ -7,6 +7,7 @@ import type { FastifyReply } from 'fastify'
 import { Profile } from '../../../schemas/profile.ts'
 import type { Caller } from '../../auth/caller.ts'
 import type { Config } from '../../config.ts'
+import { entityTags } from '../../profile/entity-tag.ts'
 import { createProfileFlow, type AnsweredProfile, type ProfileRequest } from '../../profile/flow.ts'
 import { createLastKnown, type LastKnown } from '../../profile/last-known/last-known.ts'
 import { lastKnownMetrics } from '../../profile/last-known/observer.ts'
@@ -63,6 +64,7 @@ export default fp<ProfilePluginOptions>(async function profilePlugin (fastify, {
     lastKnown,
     // The route's own serializer: the shared Profile schema it answers with.
     serialize: routeSerializer(ref(Profile), fastify.getSchemas()),
+    tags: entityTags(config),
     ...(metrics === null ? {} : { observer: profileMetrics(metrics.prom, metrics.registry) })
   })
   fastify.decorate('profile', { answer, lastKnown })

@@ -63,3 +63,16 @@ class ExchangeDeadline implements Deadline {
 export function startDeadline (ms: number, caller?: AbortSignal): Deadline {
   return new ExchangeDeadline(ms, caller)
 }
+
+/**
+ * Waits for `running` at most `ms` and while `caller` has not given up; `running` itself goes on to its own end (a
+ * breaker probe, which only the upstream's answer decides). `gaveUp(timedOut)`: the failure the waiter gets instead.
+ */
+export function waitWithin<T> (running: Promise<T>, ms: number, caller: AbortSignal | undefined,
+  gaveUp: (timedOut: boolean) => unknown): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const waiting = new ExchangeDeadline(ms, caller)
+    waiting.watch({ abort: () => { reject(gaveUp(waiting.timedOut)) } })
+    running.then(resolve, reject).finally(() => { waiting.clear() })
+  })
+}
