@@ -11,6 +11,7 @@ import { AccessLogController, loggerOptions } from './logger.ts'
 import appVersion from './plugins/app/app-version.ts'
 import auth from './plugins/app/auth.ts'
 import compression from './plugins/external/compress.ts'
+import consoleCalls from './plugins/app/console-calls.ts'
 import deprecation from './plugins/app/deprecation.ts'
 import docs from './plugins/external/docs.ts'
 import drain from './plugins/app/drain.ts'
@@ -112,6 +113,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
     ...(overrides.breakerNow === undefined ? {} : { breakerNow: overrides.breakerNow })
   })
   await fastify.register(profilePlugin, { config, ...(overrides.now === undefined ? {} : { now: overrides.now }) })
+  await fastify.register(consoleCalls, { config })
 
   for (const route of routeModules) await fastify.register(route.plugin, { config })
   return fastify

@@ -2,13 +2,12 @@
 // that calls an upstream (standard-answers.ts), each error's example as the error handler renders it.
 import { ConsoleAnswer, ConsoleRequest } from '../../schemas/console.ts'
 import { operationNames } from '../../schemas/operations.ts'
-import { CONSOLE_KEY_HEADER } from '../auth/key-check.ts'
+import { CONSOLE_CHALLENGE, CONSOLE_KEY_HEADER, CONSOLE_UNAUTHORIZED } from '../auth/key-check.ts'
 import type { Config } from '../config.ts'
 import {
   BadRequestError, PayloadTooLargeError, ServiceUnavailableError, UnauthorizedError, UnsupportedMediaTypeError,
   UpstreamBadResponseError, UpstreamUnavailableError
 } from '../errors.ts'
-import { CONSOLE_CHALLENGE, CONSOLE_UNAUTHORIZED } from '../plugins/app/console-calls.ts'
 import { ref } from '../plugins/app/shared-schemas.ts'
 import { errorResponse } from '../plugins/external/docs.ts'
 import { OVERLOADED, shedHeaders } from '../plugins/external/load-shedding.ts'

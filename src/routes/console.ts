@@ -1,24 +1,26 @@
 // POST /request-console (docs/api.md): an operator runs one upstream operation of the registry
 // and sees the whole exchange. An upstream error status is data here; only an exchange that got no
 // answer at all (timeout, unreachable, refused redirect) is an error of the console. The key check, the
-// body's validation, the audit and the redaction are the console-calls plugin's (plugins/app/console-calls.ts).
+// body's validation, the audit and the redaction are `fastify.consoleCalls` (plugins/app/console-calls.ts).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ConsoleAnswer, ConsoleRequest } from '../../schemas/console.ts'
-import { consoleOperators, type Config } from '../config.ts'
-import consoleCalls from '../plugins/app/console-calls.ts'
+import type { Config } from '../config.ts'
 import { consoleRateLimit } from '../plugins/external/rate-limit.ts'
 import { CONSOLE_BODY_LIMIT, consoleRouteSchema } from './console-schema.ts'
 import type { RouteModule } from './route-module.ts'
 
 const consoleRoute: FastifyPluginAsyncTypebox<{ config: Config }> = async (fastify, { config }) => {
-  // Unset: the console does not exist, and the caller meets the same 404 as for any unknown route.
-  if (consoleOperators(config).size === 0) return
-  await fastify.register(consoleCalls, { config })
+  const calls = fastify.consoleCalls
+  // No console key: the console does not exist, and the caller meets the same 404 as for any unknown route.
+  if (calls === null) return
+  // JSON only: without this, Fastify's text/plain parser would turn a text body into a 400, not a 415.
+  fastify.removeContentTypeParser('text/plain')
   fastify.post('/request-console', {
     bodyLimit: CONSOLE_BODY_LIMIT,
     config: consoleRateLimit(config),
-    schema: consoleRouteSchema(config)
-  }, async request => await fastify.consoleExchange(request))
+    schema: consoleRouteSchema(config),
+    ...calls.options
+  }, async request => await calls.exchange(request))
 }
 
 /** The console in the route registry (registry.ts). */

@@ -1,13 +1,18 @@
-// The request console's calls, registered inside the console route's own context (routes/console.ts): the operator's
-// key checked before the body is read, the body validated against the one variant the operator meant, the exchange
-// run past the breaker and shown redacted, and one audit line per call and per refused key, whatever its end.
+// The request console's calls, for its route (routes/console.ts) to spread into its options: the operator's key
+// checked before the body is read, the body validated against the one variant the operator meant, the exchange run
+// past the breaker and shown redacted, and one audit line per call and per refused key, whatever its end.
 import { createHash } from 'node:crypto'
 import fp from 'fastify-plugin'
-import type { FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify'
+import type {
+  FastifyReply, FastifyRequest, FastifySchemaCompiler, FastifySchemaValidationError, onErrorHookHandler,
+  onResponseHookHandler
+} from 'fastify'
 import { Compile } from 'typebox/compile'
 import { ConsoleRequest, consoleRequestVariants, type ConsoleAnswer } from '../../../schemas/console.ts'
 import { operationNames } from '../../../schemas/operations.ts'
-import { CONSOLE_KEY_HEADER, consoleOperatorCheck } from '../../auth/key-check.ts'
+import {
+  CONSOLE_CHALLENGE, CONSOLE_KEY_HEADER, CONSOLE_UNAUTHORIZED, consoleOperatorCheck
+} from '../../auth/key-check.ts'
 import { consoleOperators, type Config } from '../../config.ts'
 import { UnauthorizedError } from '../../errors.ts'
 import { pointerToken } from '../../json-schema.ts'
@@ -16,16 +21,24 @@ import type { Exchange } from '../../upstream/client.ts'
 import { isUpstreamError } from '../../upstream/errors.ts'
 import { pickTracingHeaders } from '../../upstream/transport/tracing-headers.ts'
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** Runs the operator's validated console request and answers the exchange, redacted (console routes only). */
-    consoleExchange: (request: FastifyRequest<{ Body: ConsoleRequest }>) => Promise<ConsoleAnswer>
+interface ConsoleCalls {
+  /** The console route's hooks and body validator: the key check, the audit line. */
+  options: {
+    onRequest: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
+    onError: onErrorHookHandler
+    onResponse: onResponseHookHandler
+    validatorCompiler: FastifySchemaCompiler<unknown>
   }
+  /** Runs the operator's validated console request and answers the exchange, redacted. */
+  exchange: (request: FastifyRequest<{ Body: ConsoleRequest }>) => Promise<ConsoleAnswer>
 }
 
-// No registered scheme exists for an API key header; the challenge names the header to send.
-export const CONSOLE_CHALLENGE = `${CONSOLE_KEY_HEADER} realm="request-console"`
-export const CONSOLE_UNAUTHORIZED = `Send the console key in the ${CONSOLE_KEY_HEADER} header`
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The console's calls; null when no console key is configured (the console does not exist). */
+    consoleCalls: ConsoleCalls | null
+  }
+}
 
 /** The subject of a console call in the audit log: the uid_client hashed, so the log holds no client id. */
 function auditSubject (uidClient: string): string {
@@ -97,56 +110,53 @@ function toAnswer (exchange: Exchange, redact: Redactor): ConsoleAnswer {
 
 export default fp<{ config: Config }>(async function consoleCalls (fastify, { config }) {
   const operators = consoleOperators(config)
+  if (operators.size === 0) {
+    fastify.decorate('consoleCalls', null)
+    return
+  }
   const operatorOf = consoleOperatorCheck(operators)
   const redact = secretRedactor([config.PASSPORT_API_KEY, config.DEALER_API_KEY, ...operators.values()])
   const validate = consoleRequestValidator()
   const validatorOf = fastify.validatorCompiler
   // Only console requests get an entry: nothing is added to other requests.
   const audits = new WeakMap<FastifyRequest, Audit>()
-  // JSON only: without this, Fastify's text/plain parser would turn a text body into a 400, not a 415.
-  fastify.removeContentTypeParser('text/plain')
-  // The body by the variant the operator meant; the headers as every route's.
-  fastify.setValidatorCompiler(route => route.httpPart === 'body' || validatorOf === undefined
-    ? validate
-    : validatorOf(route))
-
-  // On request, before the body is read: an unauthenticated caller costs no parsing.
-  fastify.addHook('onRequest', async function requireConsoleKey (request: FastifyRequest, reply: FastifyReply) {
-    const operator = operatorOf(request.headers[CONSOLE_KEY_HEADER])
-    audits.set(request, { operator: operator ?? null, operation: null, subject: null, outcome: null })
-    if (operator !== undefined) return
-    reply.header('www-authenticate', CONSOLE_CHALLENGE)
-    throw await fastify.refuseCredentials(request, reply, new UnauthorizedError(CONSOLE_UNAUTHORIZED))
-  })
-
-  fastify.addHook('onError', function auditFailure (request, _reply, error, done) {
-    const audit = audits.get(request)
-    if (audit !== undefined && isUpstreamError(error)) audit.outcome = error.reason
-    done()
-  })
-
   // The audit stream: its own level, so LOG_LEVEL (warn to quiet access lines, even silent) never drops a
   // record; same output and redaction as every other line.
   const auditLog = fastify.log.child({ audit: 'console' }, { level: 'info' })
 
-  // One audit record per console call and per refused key, whatever its end: who, which operation, about
-  // whom (hashed), how it ended, the request id. Never the key nor the params' personal fields (the login).
-  fastify.addHook('onResponse', function auditLine (request, reply, done) {
-    const audit = audits.get(request)
-    auditLog.info({
-      reqId: request.id,
-      operator: audit?.operator ?? null,
-      operation: audit?.operation ?? null,
-      subject: audit?.subject ?? null,
-      outcome: audit?.outcome ?? `http_${reply.statusCode}`,
-      status_code: reply.statusCode
-    }, 'console call')
-    done()
-  })
+  const options: ConsoleCalls['options'] = {
+    // On request, before the body is read: an unauthenticated caller costs no parsing.
+    async onRequest (request, reply) {
+      const operator = operatorOf(request.headers[CONSOLE_KEY_HEADER])
+      audits.set(request, { operator: operator ?? null, operation: null, subject: null, outcome: null })
+      if (operator !== undefined) return
+      reply.header('www-authenticate', CONSOLE_CHALLENGE)
+      throw await fastify.refuseCredentials(request, reply, new UnauthorizedError(CONSOLE_UNAUTHORIZED))
+    },
+    onError (request, _reply, error, done) {
+      const audit = audits.get(request)
+      if (audit !== undefined && isUpstreamError(error)) audit.outcome = error.reason
+      done()
+    },
+    // One audit record per console call and per refused key, whatever its end: who, which operation, about
+    // whom (hashed), how it ended, the request id. Never the key nor the params' personal fields (the login).
+    onResponse (request, reply, done) {
+      const audit = audits.get(request)
+      auditLog.info({
+        reqId: request.id,
+        operator: audit?.operator ?? null,
+        operation: audit?.operation ?? null,
+        subject: audit?.subject ?? null,
+        outcome: audit?.outcome ?? `http_${reply.statusCode}`,
+        status_code: reply.statusCode
+      }, 'console call')
+      done()
+    },
+    // The body by the variant the operator meant; the headers as every route's.
+    validatorCompiler: route => route.httpPart === 'body' || validatorOf === undefined ? validate : validatorOf(route)
+  }
 
-  fastify.decorate('consoleExchange', async function consoleExchange (
-    request: FastifyRequest<{ Body: ConsoleRequest }>
-  ) {
+  async function exchange (request: FastifyRequest<{ Body: ConsoleRequest }>): Promise<ConsoleAnswer> {
     const { operation, params } = request.body
     const audit = audits.get(request)
     if (audit !== undefined) {
@@ -154,16 +164,18 @@ export default fp<{ config: Config }>(async function consoleCalls (fastify, { co
       audit.subject = auditSubject(params.uid_client)
     }
     // Past the circuit breaker: an operator must see the real upstream, and must not move live traffic's breaker.
-    const exchange = await fastify.upstream.exchange(operation, params, {
+    const answered = await fastify.upstream.exchange(operation, params, {
       headers: { ...pickTracingHeaders(request.headers), 'x-request-id': request.id },
       breaker: false,
       // The redaction and the serializer walk the whole body: bounded in depth first (a deeper one is shown as text).
       wholeBodyDepth: true
     })
-    if (audit !== undefined) audit.outcome = exchange.outcome
+    if (audit !== undefined) audit.outcome = answered.outcome
     request.log.info({
-      operation, status: exchange.status, outcome: exchange.outcome, duration_ms: exchange.duration_ms
+      operation, status: answered.status, outcome: answered.outcome, duration_ms: answered.duration_ms
     }, 'console exchange')
-    return toAnswer(exchange, redact)
-  })
+    return toAnswer(answered, redact)
+  }
+
+  fastify.decorate('consoleCalls', { options, exchange })
 }, { name: 'console-calls', dependencies: ['upstream', 'rate-limit'] })
