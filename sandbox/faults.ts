@@ -1,7 +1,7 @@
-// A scriptable faulty upstream for fault tests and the soak (never imported by the service): a node:http
+// A scriptable faulty upstream for process-level tests and the soak (never imported by the service): a node:http
 // server in front of the sandbox upstream that, per operation, either passes the request through
-// (seeded answers, the 307 to the slash path, key checks) or misbehaves in one chosen way. It lives in
-// src/ so bench/soak.ts can use it without depending on test/.
+// (seeded answers, the 307 to the slash path, key checks) or misbehaves in one chosen way, and records what
+// reached it. It lives in sandbox/ so bench/soak.ts can use it without depending on test/.
 import {
   Agent as HttpAgent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server,
   type ServerResponse
@@ -35,12 +35,32 @@ export const MiB = 1024 * 1024
 /** What a huge answer got to send before the client stopped reading. */
 interface HugeReport { operation: OperationName, bytesWritten: number, complete: boolean }
 
-interface RecordedRequest { method: string, url: string, headers: IncomingHttpHeaders }
+/**
+ * A request as it reached the upstream, free of secrets so that a failing assertion may print it: the keys the
+ * upstream knows read as their names ('[passport key]'), and a caller's credentials as '[redacted]'.
+ */
+interface Received { method: string, path: string, headers: IncomingHttpHeaders, body: string }
+
+const CREDENTIALS = new Set(['authorization', 'proxy-authorization', 'cookie', 'x-console-key'])
+
+/** `request` with its body `body` as `Received`, each of `keys`' values replaced by its name wherever it stands. */
+function received (request: IncomingMessage, body: Buffer, keys: Record<KeyName, string>): Received {
+  const named = (text: string) => Object.entries(keys)
+    .reduce((out, [name, key]) => key === '' ? out : out.replaceAll(key, `[${name} key]`), text)
+  const headers: IncomingHttpHeaders = {}
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined) continue
+    headers[name] = CREDENTIALS.has(name) ? '[redacted]' : Array.isArray(value) ? value.map(named) : named(value)
+  }
+  return { method: request.method ?? '', path: request.url ?? '', headers, body: named(body.toString('utf8')) }
+}
 
 export interface FaultUpstream {
   url: string
+  /** Every request that reached it since the last reset, in order (a huge or reset one included); needs `record`. */
+  received (): Received[]
   /** Another origin (another port on 127.0.0.1) that records every request it gets. */
-  elsewhere: { url: string, requests (): RecordedRequest[] }
+  elsewhere: { url: string, received (): Received[] }
   /** Every later request of `operation` meets `script` (after any queued faults). */
   set (operation: OperationName, script: FaultScript): void
   /** The next requests of `operation` meet these faults, one each, before the set script again. */
@@ -65,6 +85,15 @@ async function listen (server: Server): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 }
 
+/** The request's body, whole; empty when the request ends early. */
+async function bodyOf (req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = []
+  try {
+    for await (const chunk of req) chunks.push(chunk as Buffer)
+  } catch {}
+  return Buffer.concat(chunks)
+}
+
 function stop (server: Server): Promise<void> {
   return new Promise(resolve => {
     server.close(() => resolve())
@@ -72,7 +101,9 @@ function stop (server: Server): Promise<void> {
   })
 }
 
-export async function startFaultUpstream (options: { keys: Record<KeyName, string> }): Promise<FaultUpstream> {
+/** `record`: keep what reached it, for tests (the soak's hours of requests would pile up). */
+export async function startFaultUpstream (options: { keys: Record<KeyName, string>, record?: boolean }):
+Promise<FaultUpstream> {
   const sandbox = await startSandboxUpstream({ keys: options.keys })
   const target = new URL(sandbox.url)
   const agent = new HttpAgent({ keepAlive: true })
@@ -85,20 +116,20 @@ export async function startFaultUpstream (options: { keys: Record<KeyName, strin
   const zero = () => Object.fromEntries(operationNames.map(n => [n, 0])) as Record<OperationName, number>
   let counts = zero()
   let hugeReports: HugeReport[] = []
-  let recorded: RecordedRequest[] = []
+  let recorded: Received[] = []
+  let recordedElsewhere: Received[] = []
   const scripts = new Map<OperationName, FaultScript>()
   const queued = new Map<OperationName, Fault[]>()
   const timers = new Set<NodeJS.Timeout>()
 
-  const elsewhere = createServer((req, res) => {
-    recorded.push({ method: req.method ?? '', url: req.url ?? '', headers: { ...req.headers } })
-    req.resume()
+  const elsewhere = createServer(async (req, res) => {
+    recordedElsewhere.push(received(req, await bodyOf(req), options.keys))
     res.writeHead(200, { 'content-type': 'application/json' }).end('{}')
   })
   const elsewhereUrl = await listen(elsewhere)
 
-  /** Passes the request to the sandbox; `type` replaces the answer's content type. */
-  function forward (req: IncomingMessage, res: ServerResponse, type?: string): void {
+  /** Passes the request (its body already read) to the sandbox; `type` replaces the answer's content type. */
+  function forward (req: IncomingMessage, body: Buffer, res: ServerResponse, type?: string): void {
     const { method, headers } = req
     const options = { host: target.hostname, port: target.port, path: req.url, method, headers, agent }
     const out = httpRequest(options, answer => {
@@ -108,7 +139,7 @@ export async function startFaultUpstream (options: { keys: Record<KeyName, strin
     })
     out.on('error', () => res.destroy())
     res.on('close', () => { if (!res.writableFinished) out.destroy() })
-    req.pipe(out)
+    out.end(body)
   }
 
   function streamHuge (res: ServerResponse, operation: OperationName, bytes: number, declared: boolean): void {
@@ -136,21 +167,21 @@ export async function startFaultUpstream (options: { keys: Record<KeyName, strin
     pump()
   }
 
-  function misbehave (req: IncomingMessage, res: ServerResponse, operation: OperationName, fault: Fault): void {
+  function misbehave (req: IncomingMessage, body: Buffer, res: ServerResponse, operation: OperationName,
+    fault: Fault): void {
     const path = (req.url ?? '/').split('?')[0] ?? '/'
-    if (fault.kind === 'normal') return forward(req, res)
-    if (fault.kind === 'wrong_type') return forward(req, res, 'text/plain; charset=utf-8')
+    if (fault.kind === 'normal') return forward(req, body, res)
+    if (fault.kind === 'wrong_type') return forward(req, body, res, 'text/plain; charset=utf-8')
     if (fault.kind === 'reset') {
       req.socket.destroy()
       return
     }
     if (fault.kind === 'slow') {
-      const timer = setTimeout(() => { timers.delete(timer); if (!res.destroyed) forward(req, res) }, fault.ms)
+      const timer = setTimeout(() => { timers.delete(timer); if (!res.destroyed) forward(req, body, res) }, fault.ms)
       timers.add(timer)
       res.on('close', () => { clearTimeout(timer); timers.delete(timer) })
       return
     }
-    req.resume()
     switch (fault.kind) {
       case 'status':
         res.writeHead(fault.status, { 'content-type': 'text/html' })
@@ -178,19 +209,26 @@ export async function startFaultUpstream (options: { keys: Record<KeyName, strin
     }
   }
 
-  const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+  // The body is read before anything else (the service's are small): recorded whole whatever the fault.
+  const server = createServer({ keepAliveTimeout: 65_000 }, async (req, res) => {
+    const body = await bodyOf(req)
+    if (options.record === true) recorded.push(received(req, body, options.keys))
     const operation = byPath.get((req.url ?? '/').split('?')[0] ?? '/')
-    if (operation === undefined) return forward(req, res)
+    if (operation === undefined) return forward(req, body, res)
     counts[operation]++
     const next = queued.get(operation)?.shift()
     const script = next ?? scripts.get(operation) ?? NORMAL
-    misbehave(req, res, operation, typeof script === 'function' ? script(operation, req.headers) : script)
+    misbehave(req, body, res, operation, typeof script === 'function' ? script(operation, req.headers) : script)
   })
   const url = await listen(server)
 
   return {
     url,
-    elsewhere: { url: elsewhereUrl, requests: () => [...recorded] },
+    received () {
+      if (options.record !== true) throw new Error('started without record: true, the fault upstream keeps nothing')
+      return [...recorded]
+    },
+    elsewhere: { url: elsewhereUrl, received: () => [...recordedElsewhere] },
     set (operation, script) { scripts.set(operation, script) },
     queue (operation, ...faults) { queued.set(operation, [...(queued.get(operation) ?? []), ...faults]) },
     counts: () => ({ ...counts }),
@@ -201,6 +239,7 @@ export async function startFaultUpstream (options: { keys: Record<KeyName, strin
       counts = zero()
       hugeReports = []
       recorded = []
+      recordedElsewhere = []
     },
     async close () {
       for (const timer of timers) clearTimeout(timer)

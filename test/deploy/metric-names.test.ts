@@ -9,13 +9,12 @@ import t from 'tap'
 import * as fx from '../../schemas/fixtures.ts'
 import { ruleGroups } from '../../scripts/alert-rules.ts'
 import { DASHBOARD_FILE, dashboardJson } from '../../scripts/dashboard.ts'
-import { operations } from '../../schemas/operations.ts'
 import { buildTestApp, type TestApp } from '../helpers/build-app.ts'
 import { eventually, setKeyPair, startKeySetServer } from '../helpers/key-set-server.ts'
 import { exposition, promqlNames, unknownNames } from '../helpers/promql.ts'
 import { freePort } from '../helpers/real-servers.ts'
 import { bearer, hs256, withKid } from '../helpers/tokens.ts'
-import { JSON_UTF8 } from '../helpers/upstream-mock.ts'
+import { answerOperation } from '../helpers/upstream-mock.ts'
 
 const METRICS_KEY = 'metrics-key-for-tests-0123456789'
 const PROFILE = '/api/users/profile'
@@ -42,10 +41,6 @@ interface Dashboard {
 const dashboard = JSON.parse(readFileSync(DASHBOARD_FILE, 'utf8')) as Dashboard
 const queryPanels = dashboard.panels.filter(panel => panel.type !== 'row')
 
-function answer (upstream: TestApp['upstream'], path: string, status: number, body: unknown) {
-  upstream.intercept({ path, method: 'POST' }).reply(status, JSON.stringify(body), { headers: JSON_UTF8 })
-}
-
 /** The metric and label names of a live scrape after a degraded profile, then a contract failure the copy answered. */
 async function liveScrape (t: Parameters<typeof buildTestApp>[0]): Promise<Map<string, Set<string>>> {
   const { app, agent, upstream } = await buildTestApp(t, {
@@ -55,9 +50,9 @@ async function liveScrape (t: Parameters<typeof buildTestApp>[0]): Promise<Map<s
     REDIS_CONNECT_TIMEOUT_MS: '100'
   })
   const token = bearer(hs256())
-  answer(upstream, operations['passport.get_client'].path, 200, fx.passportFound)
-  answer(upstream, operations['dealer.discount'].path, 500, { success: false })
-  answer(upstream, operations['dealer.client'].path, 200, fx.contractorResult)
+  answerOperation(upstream, 'passport.get_client', { status: 200, body: fx.passportFound })
+  answerOperation(upstream, 'dealer.discount', { status: 500, body: { success: false } })
+  answerOperation(upstream, 'dealer.client', { status: 200, body: fx.contractorResult })
   const degraded = await app.inject({ url: PROFILE, headers: token })
   t.equal(degraded.headers['x-degraded'], 'discount')
   // The client's copy (passport and contractor) is written after the answer has gone.
@@ -66,7 +61,8 @@ async function liveScrape (t: Parameters<typeof buildTestApp>[0]): Promise<Map<s
     'the copy is written')
   // The passport's answer breaks its schema: refused, and the copy answers instead.
   const drifted = fx.catalogCarsView.map(crumb => ({ ...crumb, data: fx.breadcrumbData }))
-  answer(upstream, operations['passport.get_client'].path, 200, { ...fx.passportFound, catalog_cars_view: drifted })
+  answerOperation(upstream, 'passport.get_client',
+    { status: 200, body: { ...fx.passportFound, catalog_cars_view: drifted } })
   const stale = await app.inject({ url: PROFILE, headers: token })
   t.equal(stale.statusCode, 200)
   t.equal(stale.headers['x-stale'], 'passport,contractor', 'the last-known copy answered')

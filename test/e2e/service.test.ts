@@ -1,8 +1,6 @@
-// End to end over real HTTP: the service listening on a port, the sandbox upstream on another, and
-// nothing faked in between. Covers what a mobile app and an operator see.
+// End to end over real HTTP: the service listening on a port, the sandbox upstream on another (the fault
+// upstream where an operation must fail), and nothing faked in between. Covers what a mobile app and an operator see.
 import t, { type Test } from 'tap'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { buildApp } from '../../src/app.ts'
 import { signToken } from '../../sandbox/sign.ts'
 import { startSandboxUpstream } from '../../sandbox/upstream.ts'
@@ -10,7 +8,7 @@ import { ivanov, petrova, unknownClient } from '../../sandbox/seed.ts'
 import type { Profile } from '../../schemas/profile.ts'
 import type { ConsoleAnswer } from '../../schemas/console.ts'
 import { CONSOLE_KEY, DEALER_KEY, JWT_SECRET, PASSPORT_KEY, testConfig } from '../helpers/build-app.ts'
-import { forward } from '../helpers/recording-upstream.ts'
+import { faultUpstream } from '../helpers/fault-upstream.ts'
 
 const keys = { passport: PASSPORT_KEY, dealer: DEALER_KEY }
 
@@ -79,20 +77,10 @@ t.test('an unknown client is 404 CLIENT_NOT_FOUND and the dealers are not called
 })
 
 t.test('a dealer failure degrades its section and the profile is still served', async t => {
-  const upstream = await sandbox(t)
-  // A real upstream in front of the sandbox whose discount operation is down.
-  const target = new URL(upstream.url)
-  const faulty = createServer((req, res) => {
-    if (req.url?.startsWith('/bc_api_web_service/discount') === true) {
-      req.resume()
-      res.writeHead(500, { 'content-type': 'text/html' }).end('<h1>Internal Server Error</h1>')
-      return
-    }
-    forward(target, req, res)
-  })
-  await new Promise<void>(resolve => faulty.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => new Promise(resolve => faulty.close(resolve)))
-  const base = await service(t, `http://127.0.0.1:${(faulty.address() as AddressInfo).port}`)
+  // A real upstream whose discount operation is down: an HTML 500 page.
+  const upstream = await faultUpstream(t)
+  upstream.set('dealer.discount', { kind: 'status', status: 500 })
+  const base = await service(t, upstream.url)
 
   const res = await fetch(`${base}/api/users/profile`, { headers: bearer(petrova.identity) })
   t.equal(res.status, 200)

@@ -1,6 +1,6 @@
 // Tracing end to end: `node src/server.ts` as a real process with OTEL_EXPORTER_OTLP_ENDPOINT set,
 // exporting over OTLP/HTTP to a receiver this test runs, in front of an upstream that records the
-// headers it receives (the sandbox behind a recording proxy). The batch delay is an hour, so spans leave
+// requests it receives (the fault upstream). The batch delay is an hour, so spans leave
 // only when SIGTERM shuts the service down: that also proves the shutdown flushes them.
 import t, { type Test } from 'tap'
 import { spawn } from 'node:child_process'
@@ -12,7 +12,7 @@ import { signToken } from '../../sandbox/sign.ts'
 import { ivanov } from '../../sandbox/seed.ts'
 import { startOtlpReceiver } from '../../sandbox/otlp-receiver.ts'
 import { CONSOLE_KEY, DEALER_KEY, JWT_SECRET, PASSPORT_KEY } from '../helpers/build-app.ts'
-import { recordingUpstream } from '../helpers/recording-upstream.ts'
+import { faultUpstream } from '../helpers/fault-upstream.ts'
 import { untilListening, type LogLine } from '../helpers/server-logs.ts'
 
 const SERVER = fileURLToPath(new URL('../../src/server.ts', import.meta.url))
@@ -88,7 +88,7 @@ const attr = (span: OtlpSpan, key: string) => {
 t.test('OTLP/HTTP JSON: a profile in the caller trace, one CLIENT span per upstream request, ' +
   'the upstream parented on it', async t => {
   const receiver = await otlpReceiver(t)
-  const upstream = await recordingUpstream(t)
+  const upstream = await faultUpstream(t)
   const service = await startService(t, {
     ...baseEnv(upstream.url, receiver.url),
     OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
@@ -127,9 +127,10 @@ t.test('OTLP/HTTP JSON: a profile in the caller trace, one CLIENT span per upstr
 
   // The first profile follows the 307 of each operation: two requests per operation, each its own span.
   const clients = spans.filter(s => s.kind === KIND.CLIENT)
-  t.equal(upstream.received.length, 6, 'the upstream got three operations, each redirected once')
-  t.equal(clients.length, upstream.received.length, 'one CLIENT span per upstream request')
-  for (const got of upstream.received) {
+  const received = upstream.received()
+  t.equal(received.length, 6, 'the upstream got three operations, each redirected once')
+  t.equal(clients.length, received.length, 'one CLIENT span per upstream request')
+  for (const got of received) {
     const parent = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(String(got.headers.traceparent))
     t.ok(parent, `${got.path}: a traceparent`)
     t.equal(parent?.[1], TRACE_ID, `${got.path}: in the caller's trace`)
@@ -153,7 +154,7 @@ t.test('OTLP/HTTP JSON: a profile in the caller trace, one CLIENT span per upstr
 t.test('an unreachable collector neither fails nor holds up the shutdown', async t => {
   const closed = await startOtlpReceiver()
   await closed.close()
-  const upstream = await recordingUpstream(t)
+  const upstream = await faultUpstream(t)
   const service = await startService(t,
     { ...baseEnv(upstream.url, closed.url), OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })
   const res = await fetch(`${service.url}/api/users/profile`, { headers: { authorization: `Bearer ${token}` } })
@@ -166,7 +167,7 @@ t.test('an unreachable collector neither fails nor holds up the shutdown', async
 
 t.test('http/protobuf is the default protocol; a caller without traceparent starts a new trace', async t => {
   const receiver = await otlpReceiver(t)
-  const upstream = await recordingUpstream(t)
+  const upstream = await faultUpstream(t)
   const service = await startService(t, baseEnv(upstream.url, receiver.url))
   const res = await fetch(`${service.url}/api/users/profile`, { headers: { authorization: `Bearer ${token}` } })
   t.equal(res.status, 200)
@@ -175,7 +176,7 @@ t.test('http/protobuf is the default protocol; a caller without traceparent star
   t.ok(receiver.exports.length > 0)
   t.ok(receiver.exports.every(e => e.path === '/v1/traces' && e.contentType === 'application/x-protobuf' &&
     e.body.length > 0))
-  const traceIds = new Set(upstream.received.map(r => /^00-([0-9a-f]{32})-/.exec(String(r.headers.traceparent))?.[1]))
+  const traceIds = new Set(upstream.received().map(r => /^00-([0-9a-f]{32})-/.exec(String(r.headers.traceparent))?.[1]))
   t.equal(traceIds.size, 1, 'one new trace for the whole request')
   t.notOk(traceIds.has(undefined))
   // The trace id is in the protobuf payload as raw bytes.

@@ -91,7 +91,7 @@ const paramsOf = (operation: OperationName) => operation === 'passport.get_clien
 /** What each fault must leave behind besides the answer: the other origin untouched, a huge body not read. */
 async function checkAftermath (t: Test, upstream: FaultUpstream, fault: Fault, exchanges: number): Promise<void> {
   if (fault.kind === 'cross_origin') {
-    t.same(upstream.elsewhere.requests(), [], 'the other origin received no request: the key never left')
+    t.same(upstream.elsewhere.received(), [], 'the other origin received no request: the key never left')
   }
   if (fault.kind === 'huge') {
     t.ok(await until(() => upstream.huge().length === exchanges), 'every huge answer ended')

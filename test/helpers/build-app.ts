@@ -1,9 +1,10 @@
-// Builds the app the way tests need it: a complete test config, the upstream faked by a MockAgent that
-// refuses real network, and everything closed when the test ends.
+// Builds the app the way tests need it: a complete test config, the upstream faked by the MockAgent of
+// upstream-mock.ts (no real network), and everything closed when the test ends.
 import type { Test } from 'tap'
-import { MockAgent } from 'undici'
+import type { MockAgent } from 'undici'
 import { buildApp, type AppOverrides } from '../../src/app.ts'
 import { ConfigError, loadConfig, type Config } from '../../src/config.ts'
+import { mockAgent, type MockOrigin } from './upstream-mock.ts'
 
 const UPSTREAM_ORIGIN = 'https://upstream.test'
 export const PASSPORT_KEY = '6F0D2C1E-PASSPORT-KEY-0000-000000000001'
@@ -45,8 +46,8 @@ export function configProblems (env: Record<string, string>): string[] {
 export interface TestApp {
   app: Awaited<ReturnType<typeof buildApp>>
   agent: MockAgent
-  /** The fake upstream origin: `upstream.intercept({ path, method: 'POST' }).reply(...)`. */
-  upstream: ReturnType<MockAgent['get']>
+  /** The fake upstream origin: answerOperations(upstream, ...) or `upstream.intercept(...).reply(...)`. */
+  upstream: MockOrigin
   config: Config
 }
 
@@ -54,8 +55,7 @@ export async function buildTestApp (
   t: Test, env: Record<string, string | undefined> = {}, overrides: AppOverrides = {}
 ): Promise<TestApp> {
   const config = testConfig(env)
-  const agent = new MockAgent()
-  agent.disableNetConnect()
+  const agent = mockAgent()
   const app = await buildApp(config, { dispatcher: agent, ...overrides })
   t.teardown(async () => {
     await app.close()

@@ -1,5 +1,5 @@
-// Fault tests over real HTTP: the scriptable fault upstream (sandbox/faults.ts, shared with the soak)
-// and the service from buildApp on port 0 in front of it, both closed at teardown.
+// Process-level tests over real HTTP: the scriptable fault upstream (sandbox/faults.ts, shared with the soak),
+// which records what reached it, and the service from buildApp on port 0 in front of it, both closed at teardown.
 import type { Test } from 'tap'
 import { Compile } from 'typebox/compile'
 import { ErrorBody } from '../../schemas/errors.ts'
@@ -23,7 +23,7 @@ const RELAXED_LIMITS = {
 }
 
 export async function faultUpstream (t: Test): Promise<FaultUpstream> {
-  const upstream = await startFaultUpstream({ keys: { passport: PASSPORT_KEY, dealer: DEALER_KEY } })
+  const upstream = await startFaultUpstream({ keys: { passport: PASSPORT_KEY, dealer: DEALER_KEY }, record: true })
   t.teardown(() => upstream.close())
   return upstream
 }

@@ -5,24 +5,22 @@
 import { Writable } from 'node:stream'
 import t from 'tap'
 import * as fx from '../../schemas/fixtures.ts'
-import { operations } from '../../schemas/operations.ts'
 import { loggerOptions } from '../../src/logger.ts'
 import { createAppVersionCounts } from '../../src/plugins/app/app-version-counts.ts'
 import { buildTestApp, configProblems, testConfig, type TestApp } from '../helpers/build-app.ts'
 import { bearer, claimsFor, hs256 } from '../helpers/tokens.ts'
-import { JSON_UTF8 } from '../helpers/upstream-mock.ts'
+import { answerOperations } from '../helpers/upstream-mock.ts'
 
 const METRICS_KEY = 'metrics-key-for-tests-0123456789'
 const PROFILE = '/api/users/profile'
 
 /** Every upstream operation of a profile answers well, as often as asked. */
 function upstreamFine (upstream: TestApp['upstream']): void {
-  const answers = [['passport.get_client', fx.passportFound], ['dealer.discount', fx.discountWithBonuses],
-    ['dealer.client', fx.contractorResult]] as const
-  for (const [operation, body] of answers) {
-    upstream.intercept({ path: operations[operation].path, method: 'POST' })
-      .reply(200, JSON.stringify(body), { headers: JSON_UTF8 }).persist()
-  }
+  answerOperations(upstream, {
+    'passport.get_client': { status: 200, body: fx.passportFound, persist: true },
+    'dealer.discount': { status: 200, body: fx.discountWithBonuses, persist: true },
+    'dealer.client': { status: 200, body: fx.contractorResult, persist: true }
+  })
 }
 
 async function listening (app: TestApp['app']): Promise<string> {

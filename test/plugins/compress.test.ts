@@ -10,8 +10,7 @@ import { ErrorBody } from '../../schemas/errors.ts'
 import { ivanov } from '../../sandbox/seed.ts'
 import { signToken } from '../../sandbox/sign.ts'
 import { CONSOLE_KEY, JWT_SECRET } from '../helpers/build-app.ts'
-import { faultService } from '../helpers/fault-upstream.ts'
-import { recordingUpstream } from '../helpers/recording-upstream.ts'
+import { faultService, faultUpstream } from '../helpers/fault-upstream.ts'
 
 const METRICS_KEY = 'metrics-key-for-tests-0123456789'
 const { login, uid_client: sub, vendor } = ivanov.identity
@@ -44,7 +43,7 @@ function json ({ headers, bytes }: Raw): unknown {
 const varies = (t: Test, res: Raw) => t.match(String(res.headers.vary), /accept-encoding/i, 'Vary: Accept-Encoding')
 
 async function service (t: Test, env: Record<string, string> = {}) {
-  const upstream = await recordingUpstream(t)
+  const upstream = await faultUpstream(t)
   return await faultService(t, upstream.url, { METRICS_API_KEY: METRICS_KEY, ...env })
 }
 

@@ -10,7 +10,7 @@ import { MAX_CONTRACT_PATHS, normalizeContractPath, OTHER_PATH, upstreamMetrics 
 import type { OperationName } from '../../schemas/operations.ts'
 import { operations, operationNames } from '../../schemas/operations.ts'
 import { buildTestApp, CONSOLE_KEY, DEALER_KEY, JWT_SECRET, PASSPORT_KEY, type TestApp } from '../helpers/build-app.ts'
-import { JSON_UTF8, slashRedirect } from '../helpers/upstream-mock.ts'
+import { answerOperation, answerOperations, slashRedirect } from '../helpers/upstream-mock.ts'
 import { bearer, hs256 } from '../helpers/tokens.ts'
 
 const METRICS_KEY = 'metrics-key-for-tests-0123456789'
@@ -43,10 +43,6 @@ async function scrape (app: TestApp['app']): Promise<{ text: string, samples: Sa
 }
 
 const metricsApp = (t: Parameters<typeof buildTestApp>[0]) => buildTestApp(t, { METRICS_API_KEY: METRICS_KEY })
-
-function answer (upstream: TestApp['upstream'], path: string, status: number, body: unknown) {
-  upstream.intercept({ path, method: 'POST' }).reply(status, JSON.stringify(body), { headers: JSON_UTF8 })
-}
 
 t.test('off unless METRICS_API_KEY is set: the route does not exist', async t => {
   const { app } = await buildTestApp(t)
@@ -104,9 +100,9 @@ t.test('every app has its own registry: two apps in one process count apart', as
 
 t.test('front requests by route pattern, method and status; never the raw URL', async t => {
   const { app, agent, upstream } = await metricsApp(t)
-  answer(upstream, operations['passport.get_client'].path, 200, fx.passportFound)
-  answer(upstream, operations['dealer.discount'].path, 200, fx.discountWithBonuses)
-  answer(upstream, operations['dealer.client'].path, 200, fx.contractorResult)
+  answerOperation(upstream, 'passport.get_client', { status: 200, body: fx.passportFound })
+  answerOperation(upstream, 'dealer.discount', { status: 200, body: fx.discountWithBonuses })
+  answerOperation(upstream, 'dealer.client', { status: 200, body: fx.contractorResult })
 
   t.equal((await app.inject({ url: `${PROFILE}?login=${fx.IVANOV.login}`, headers: bearer(IVANOV_TOKEN) })).statusCode,
     200)
@@ -142,9 +138,9 @@ t.test('upstream exchanges by operation and outcome, hops followed, degraded sec
   const passport = operations['passport.get_client'].path
   // The passport moved to its slash path (one hop), the discount fails, the contractor is fine.
   upstream.intercept({ path: passport, method: 'POST' }).reply(...slashRedirect(passport))
-  answer(upstream, `${passport}/`, 200, fx.passportFound)
-  answer(upstream, operations['dealer.discount'].path, 500, { success: false })
-  answer(upstream, operations['dealer.client'].path, 200, fx.contractorResult)
+  answerOperation(upstream, 'passport.get_client', { status: 200, body: fx.passportFound }, { path: `${passport}/` })
+  answerOperation(upstream, 'dealer.discount', { status: 500, body: { success: false } })
+  answerOperation(upstream, 'dealer.client', { status: 200, body: fx.contractorResult })
 
   const res = await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })
   agent.assertNoPendingInterceptors()
@@ -173,7 +169,8 @@ t.test('contract violations by operation and field path, array indexes folded', 
   const { app, agent, upstream } = await metricsApp(t)
   // Breadcrumbs 1 and 3 carry their data as an object instead of JSON text: one drifted field.
   const drifted = fx.catalogCarsView.map((crumb, i) => i % 2 === 1 ? { ...crumb, data: fx.breadcrumbData } : crumb)
-  answer(upstream, operations['passport.get_client'].path, 200, { ...fx.passportFound, catalog_cars_view: drifted })
+  answerOperation(upstream, 'passport.get_client',
+    { status: 200, body: { ...fx.passportFound, catalog_cars_view: drifted } })
 
   const res = await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })
   agent.assertNoPendingInterceptors()
@@ -188,20 +185,18 @@ t.test('contract violations by operation and field path, array indexes folded', 
 
 t.test('degraded sections count per answer sent, stale ones per load, both through the profile observer', async t => {
   const { app, upstream } = await metricsApp(t)
-  const passport = operations['passport.get_client'].path
   // First a fresh profile without its contractor: the copy keeps the passport and the discount.
-  answer(upstream, passport, 200, fx.passportFound)
-  answer(upstream, operations['dealer.discount'].path, 200, fx.discountWithBonuses)
-  answer(upstream, operations['dealer.client'].path, 500, { success: false })
+  answerOperation(upstream, 'passport.get_client', { status: 200, body: fx.passportFound })
+  answerOperation(upstream, 'dealer.discount', { status: 200, body: fx.discountWithBonuses })
+  answerOperation(upstream, 'dealer.client', { status: 500, body: { success: false } })
   t.equal((await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })).headers['x-degraded'], 'contractor')
   await new Promise(resolve => setImmediate(resolve))
   // Then a burst of the same caller with both dealers down: the discount from the copy, the contractor degraded.
-  upstream.intercept({ path: passport, method: 'POST' }).reply(200, JSON.stringify(fx.passportFound),
-    { headers: JSON_UTF8 }).persist()
-  upstream.intercept({ path: operations['dealer.discount'].path, method: 'POST' }).reply(500, '{}',
-    { headers: JSON_UTF8 }).persist()
-  upstream.intercept({ path: operations['dealer.client'].path, method: 'POST' }).reply(500, '{}',
-    { headers: JSON_UTF8 }).persist()
+  answerOperations(upstream, {
+    'passport.get_client': { status: 200, body: fx.passportFound, persist: true },
+    'dealer.discount': { status: 500, body: {}, persist: true },
+    'dealer.client': { status: 500, body: {}, persist: true }
+  })
   const burst = await Promise.all([1, 2, 3].map(() => app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })))
   for (const res of burst) {
     t.equal(res.headers['x-degraded'], 'contractor')
@@ -244,7 +239,7 @@ t.test('contract path labels: indexes folded, odd characters replaced, length an
 t.test('the upstream client reports its breakers to the gauge', async t => {
   const { app, agent, upstream } = await buildTestApp(t,
     { METRICS_API_KEY: METRICS_KEY, UPSTREAM_BREAKER_MIN_CALLS: '1' })
-  answer(upstream, operations['dealer.discount'].path, 500, { success: false })
+  answerOperation(upstream, 'dealer.discount', { status: 500, body: { success: false } })
   const params = { uid_client: fx.IVANOV.uid_client }
   const failure = (call: Promise<unknown>) => call.then(() => 'answered', (error: { reason?: string }) => error.reason)
   t.equal(await failure(app.upstream.call('dealer.discount', params)), 'status')
@@ -284,9 +279,9 @@ t.test('new key paths in pass-through parts are counted once each; documented on
     data: { ...fx.contractor, last_dealer: { id: 'D1', city: 'Москва' } }
   }
   for (let i = 0; i < 2; i++) {
-    answer(upstream, operations['passport.get_client'].path, 200, fx.passportFound)
-    answer(upstream, operations['dealer.discount'].path, 200, newDiscount)
-    answer(upstream, operations['dealer.client'].path, 200, newContractor)
+    answerOperation(upstream, 'passport.get_client', { status: 200, body: fx.passportFound })
+    answerOperation(upstream, 'dealer.discount', { status: 200, body: newDiscount })
+    answerOperation(upstream, 'dealer.client', { status: 200, body: newContractor })
     // One after the other: two sets of exchanges, the second adds nothing new.
     t.equal((await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })).statusCode, 200)
   }

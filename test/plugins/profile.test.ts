@@ -3,23 +3,20 @@
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import t from 'tap'
 import * as fx from '../../schemas/fixtures.ts'
-import { operations } from '../../schemas/operations.ts'
-import { buildTestApp, type TestApp } from '../helpers/build-app.ts'
+import { buildTestApp } from '../helpers/build-app.ts'
 import { bearer, hs256 } from '../helpers/tokens.ts'
-import { JSON_UTF8 } from '../helpers/upstream-mock.ts'
-
-function answer (upstream: TestApp['upstream'], path: string, body: unknown) {
-  upstream.intercept({ path, method: 'POST' }).reply(200, JSON.stringify(body), { headers: JSON_UTF8 })
-}
+import { answerOperations } from '../helpers/upstream-mock.ts'
 
 t.test('a fresh answer becomes the caller\'s copy in the process; closing the app lets it go', async t => {
   const { app, agent, upstream } = await buildTestApp(t)
   const lastKnown = app.profile.lastKnown
   if (lastKnown === null) throw new Error('copies are on by default (PROFILE_STALE_IF_ERROR_S)')
   t.equal(lastKnown.store, 'memory')
-  answer(upstream, operations['passport.get_client'].path, fx.passportFound)
-  answer(upstream, operations['dealer.discount'].path, fx.discountWithBonuses)
-  answer(upstream, operations['dealer.client'].path, fx.contractorResult)
+  answerOperations(upstream, {
+    'passport.get_client': { status: 200, body: fx.passportFound },
+    'dealer.discount': { status: 200, body: fx.discountWithBonuses },
+    'dealer.client': { status: 200, body: fx.contractorResult }
+  })
   const res = await app.inject({ url: '/api/users/profile', headers: bearer(hs256()) })
   t.equal(res.statusCode, 200)
   t.equal(res.headers['content-type'], 'application/json; charset=utf-8', 'the serialized bytes, sent as JSON')

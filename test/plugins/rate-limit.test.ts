@@ -3,9 +3,9 @@
 // as 429 RATE_LIMITED in the error body with Retry-After.
 import t, { type Test } from 'tap'
 import * as fx from '../../schemas/fixtures.ts'
-import { operations } from '../../schemas/operations.ts'
 import { buildTestApp, configProblems, CONSOLE_KEY, testConfig, type TestApp } from '../helpers/build-app.ts'
 import { bearer, claimsFor, hs256, inSeconds } from '../helpers/tokens.ts'
+import { answerOperation } from '../helpers/upstream-mock.ts'
 
 const PROFILE = '/api/users/profile'
 const CONSOLE = '/request-console'
@@ -16,9 +16,7 @@ interface Answer { statusCode: number, headers: Record<string, unknown>, body: s
 
 /** The passport answers "not found" `times` times: a profile request that reaches the upstream is a 404. */
 function passportNotFound (upstream: TestApp['upstream'], times: number) {
-  upstream.intercept({ path: operations['passport.get_client'].path, method: 'POST' })
-    .reply(400, JSON.stringify(fx.passportNotFound), { headers: { 'content-type': 'application/json; charset=utf-8' } })
-    .times(times)
+  answerOperation(upstream, 'passport.get_client', { status: 400, body: fx.passportNotFound, times })
 }
 
 /** The 429 every limit answers: the error body, Retry-After within the minute, the x-ratelimit-* headers. */

@@ -2,13 +2,12 @@
 // catalog body and `Allow` (learnt from the routes), OPTIONS answers 204 with `Allow`, an unknown path stays
 // 404, and the CORS preflight keeps working when CORS_ORIGINS is set.
 import t, { type Test } from 'tap'
-import { faultService, readAnswer } from '../helpers/fault-upstream.ts'
-import { recordingUpstream } from '../helpers/recording-upstream.ts'
+import { faultService, faultUpstream, readAnswer } from '../helpers/fault-upstream.ts'
 
 const ORIGIN = 'https://app.example'
 
 async function service (t: Test, env: Record<string, string> = {}) {
-  const upstream = await recordingUpstream(t)
+  const upstream = await faultUpstream(t)
   return await faultService(t, upstream.url, env)
 }
 

@@ -3,13 +3,12 @@
 // dealer, data for the console, never a 500; and the process keeps answering its liveness probe.
 import t from 'tap'
 import * as fx from '../../schemas/fixtures.ts'
-import { operations, type OperationName } from '../../schemas/operations.ts'
 import { buildTestApp, CONSOLE_KEY, type TestApp } from '../helpers/build-app.ts'
 import { randomUUID } from 'node:crypto'
 import { bearer, claimsFor, hs256 } from '../helpers/tokens.ts'
+import { answerOperation } from '../helpers/upstream-mock.ts'
 
 const PROFILE = '/api/users/profile'
-const JSON_UTF8 = 'application/json; charset=utf-8'
 const DEEP = 200_000
 const nested = (levels: number) => `${'['.repeat(levels)}${']'.repeat(levels)}`
 
@@ -19,20 +18,15 @@ const deepContractor = JSON.stringify(fx.contractorResult).replace('"last_dealer
 const deepPassport = JSON.stringify(fx.passportFound).replace('"cookies":[]', `"cookies":[${nested(DEEP)}]`)
 const hugePassport = JSON.stringify({ ...fx.passportFound, catalog_cars_view: new Array(450_000).fill(1) })
 
-function answer (upstream: TestApp['upstream'], operation: OperationName, text: string, times = 1) {
-  upstream.intercept({ path: operations[operation].path, method: 'POST' })
-    .reply(200, text, { headers: { 'content-type': JSON_UTF8 } }).times(times)
-}
-
 const profile = (app: TestApp['app'], token = hs256()) => app.inject({ url: PROFILE, headers: bearer(token) })
 /** A token of a client of its own: concurrent requests of one client would share one upstream call. */
 const anotherClient = () => hs256(claimsFor({ ...fx.IVANOV, uid_client: randomUUID().toUpperCase() }))
 
 t.test('a discount nested 200,000 deep degrades its section instead of failing the profile', async t => {
   const { app, upstream } = await buildTestApp(t)
-  answer(upstream, 'passport.get_client', JSON.stringify(fx.passportFound))
-  answer(upstream, 'dealer.discount', deepDiscount)
-  answer(upstream, 'dealer.client', JSON.stringify(fx.contractorResult))
+  answerOperation(upstream, 'passport.get_client', { status: 200, body: fx.passportFound })
+  answerOperation(upstream, 'dealer.discount', { status: 200, body: deepDiscount })
+  answerOperation(upstream, 'dealer.client', { status: 200, body: fx.contractorResult })
   const res = await profile(app)
   t.equal(res.statusCode, 200, res.body)
   t.strictSame(res.json().degraded, ['discount'])
@@ -42,9 +36,9 @@ t.test('a discount nested 200,000 deep degrades its section instead of failing t
 
 t.test('a contractor whose last_dealer nests 200,000 deep degrades the contractor section', async t => {
   const { app, upstream } = await buildTestApp(t)
-  answer(upstream, 'passport.get_client', JSON.stringify(fx.passportFound))
-  answer(upstream, 'dealer.discount', JSON.stringify(fx.discountWithBonuses))
-  answer(upstream, 'dealer.client', deepContractor)
+  answerOperation(upstream, 'passport.get_client', { status: 200, body: fx.passportFound })
+  answerOperation(upstream, 'dealer.discount', { status: 200, body: fx.discountWithBonuses })
+  answerOperation(upstream, 'dealer.client', { status: 200, body: deepContractor })
   const res = await profile(app)
   t.equal(res.statusCode, 200, res.body)
   t.strictSame(res.json().degraded, ['contractor'])
@@ -52,16 +46,16 @@ t.test('a contractor whose last_dealer nests 200,000 deep degrades the contracto
 
 t.test('a passport nested 200,000 deep is 502 UPSTREAM_BAD_RESPONSE, and does not open the breaker', async t => {
   const { app, upstream } = await buildTestApp(t, { UPSTREAM_BREAKER_MIN_CALLS: '2' })
-  answer(upstream, 'passport.get_client', deepPassport, 3)
+  answerOperation(upstream, 'passport.get_client', { status: 200, body: deepPassport, times: 3 })
   for (let i = 0; i < 3; i++) {
     const res = await profile(app)
     t.equal(res.statusCode, 502, res.body)
     t.equal(res.json().code, 'UPSTREAM_BAD_RESPONSE')
   }
   // One client's absurd record says nothing of the upstream's health: the next client is served.
-  answer(upstream, 'passport.get_client', JSON.stringify(fx.passportFound))
-  answer(upstream, 'dealer.discount', JSON.stringify(fx.discountWithBonuses))
-  answer(upstream, 'dealer.client', JSON.stringify(fx.contractorResult))
+  answerOperation(upstream, 'passport.get_client', { status: 200, body: fx.passportFound })
+  answerOperation(upstream, 'dealer.discount', { status: 200, body: fx.discountWithBonuses })
+  answerOperation(upstream, 'dealer.client', { status: 200, body: fx.contractorResult })
   t.equal((await profile(app)).statusCode, 200)
 })
 
@@ -69,7 +63,7 @@ t.test('the console shows a too deep answer as text, redacted, instead of a 500'
   const { app, upstream, config } = await buildTestApp(t)
   // A field the schema does not name, carrying an echoed key: the console shows every field.
   const text = JSON.stringify({ ...fx.passportFound, echo: config.PASSPORT_API_KEY }).replace(/}$/, `,"extra":${nested(DEEP)}}`)
-  answer(upstream, 'passport.get_client', text)
+  answerOperation(upstream, 'passport.get_client', { status: 200, body: text })
   const res = await app.inject({
     method: 'POST',
     url: '/request-console',
@@ -85,8 +79,8 @@ t.test('the console shows a too deep answer as text, redacted, instead of a 500'
 
 t.test('liveness is answered while several hostile answers are processed', async t => {
   const { app, upstream, agent } = await buildTestApp(t, { UPSTREAM_BREAKER_MIN_CALLS: '100' })
-  answer(upstream, 'passport.get_client', deepPassport, 3)
-  answer(upstream, 'passport.get_client', hugePassport, 3)
+  answerOperation(upstream, 'passport.get_client', { status: 200, body: deepPassport, times: 3 })
+  answerOperation(upstream, 'passport.get_client', { status: 200, body: hugePassport, times: 3 })
   const hostile = Array.from({ length: 6 }, () => profile(app, anotherClient()))
   const live = app.inject('/health/live')
   const answers = await Promise.all(hostile)

@@ -3,43 +3,16 @@
 import t, { type Test } from 'tap'
 import type { MockAgent } from 'undici'
 import * as fx from '../../schemas/fixtures.ts'
-import { operations, type OperationName } from '../../schemas/operations.ts'
-import { buildTestApp, DEALER_KEY, PASSPORT_KEY, type TestApp } from '../helpers/build-app.ts'
+import { operations } from '../../schemas/operations.ts'
+import { buildTestApp, DEALER_KEY, PASSPORT_KEY } from '../helpers/build-app.ts'
+import { answerOperations, type Reply } from '../helpers/upstream-mock.ts'
 import { bearer, claimsFor, hs256 } from '../helpers/tokens.ts'
 
 const PROFILE = '/api/users/profile'
 const JSON_UTF8 = 'application/json; charset=utf-8'
 const IVANOV_TOKEN = hs256()
 
-type Answer =
-  | { status: number, body: unknown, contentType?: string, delay?: number }
-  | { error: Error }
-
-interface Sent { operation: OperationName, path: string, body: string, headers: Record<string, string> }
-
-/** Answers each named operation once at its documented path and records what the upstream received. */
-function fakeUpstream (upstream: TestApp['upstream'], answers: Partial<Record<OperationName, Answer>>): Sent[] {
-  const sent: Sent[] = []
-  for (const [operation, answer] of Object.entries(answers) as Array<[OperationName, Answer]>) {
-    const interceptor = upstream.intercept({ path: operations[operation].path, method: 'POST' })
-    if ('error' in answer) {
-      interceptor.replyWithError(answer.error)
-      continue
-    }
-    const scope = interceptor.reply(({ path, body, headers }) => {
-      sent.push({ operation, path, body: String(body), headers: { ...headers as Record<string, string> } })
-      return {
-        statusCode: answer.status,
-        data: typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body),
-        responseOptions: { headers: { 'content-type': answer.contentType ?? JSON_UTF8 } }
-      }
-    })
-    if (answer.delay !== undefined) scope.delay(answer.delay)
-  }
-  return sent
-}
-
-const ok = (body: unknown, delay?: number): Answer => ({ status: 200, body, ...(delay === undefined ? {} : { delay }) })
+const ok = (body: unknown, delay?: number): Reply => ({ status: 200, body, ...(delay === undefined ? {} : { delay }) })
 const allFine = {
   'passport.get_client': ok(fx.passportFound),
   'dealer.discount': ok(fx.discountWithBonuses),
@@ -72,7 +45,7 @@ const noPending = (agent: MockAgent) => agent.assertNoPendingInterceptors()
 
 t.test('full profile: three upstream calls with the exact wire requests, composed answer', async t => {
   const { app, agent, upstream } = await buildTestApp(t)
-  const sent = fakeUpstream(upstream, allFine)
+  const sent = answerOperations(upstream, allFine)
   const res = await app.inject({
     url: PROFILE,
     headers: {
@@ -120,7 +93,7 @@ t.test('full profile: three upstream calls with the exact wire requests, compose
 
 t.test('the caller can only read its own profile', async t => {
   const { app, agent, upstream } = await buildTestApp(t)
-  const sent = fakeUpstream(upstream, {
+  const sent = answerOperations(upstream, {
     'passport.get_client': ok({
       ...fx.passportFound,
       uid_client: fx.PETROVA.uid_client,
@@ -151,7 +124,7 @@ t.test('the caller can only read its own profile', async t => {
 
 t.test('a passport answer about another client is refused, dealers not called', async t => {
   const { app, agent, upstream } = await buildTestApp(t)
-  fakeUpstream(upstream, { 'passport.get_client': ok({ ...fx.passportFound, uid_client: fx.PETROVA.uid_client }) })
+  answerOperations(upstream, { 'passport.get_client': ok({ ...fx.passportFound, uid_client: fx.PETROVA.uid_client }) })
   const res = await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })
   noPending(agent)
   assertError(t, res, 502, 'UPSTREAM_BAD_RESPONSE')
@@ -164,7 +137,7 @@ t.test('discount', async t => {
     const bonuses = {
       ...fx.discountWithBonuses, data: { ...fx.discountWithBonuses.data, tiers: [{ from: 0, percent: 3 }] }
     }
-    fakeUpstream(upstream, { ...allFine, 'dealer.discount': ok(bonuses) })
+    answerOperations(upstream, { ...allFine, 'dealer.discount': ok(bonuses) })
     const res = await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })
     noPending(agent)
     t.strictSame(res.json().discount, bonuses.data)
@@ -172,7 +145,7 @@ t.test('discount', async t => {
 
   t.test('no bonuses (success false, data null, HTTP 200): null and not degraded', async t => {
     const { app, agent, upstream } = await buildTestApp(t)
-    fakeUpstream(upstream, { ...allFine, 'dealer.discount': ok(fx.discountNone) })
+    answerOperations(upstream, { ...allFine, 'dealer.discount': ok(fx.discountNone) })
     const res = await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })
     noPending(agent)
     t.equal(res.statusCode, 200)
@@ -189,7 +162,7 @@ t.test('contractor success false or data null: null and not degraded', async t =
   ]
   for (const answer of answers) {
     const { app, agent, upstream } = await buildTestApp(t)
-    fakeUpstream(upstream, { ...allFine, 'dealer.client': ok(answer) })
+    answerOperations(upstream, { ...allFine, 'dealer.client': ok(answer) })
     const res = await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })
     noPending(agent)
     t.equal(res.json().contractor, null)
@@ -199,10 +172,11 @@ t.test('contractor success false or data null: null and not degraded', async t =
 })
 
 t.test('a failing dealer lookup degrades its section, the answer stays 200', async t => {
-  const failures: Array<[string, Answer]> = [
+  const html = { 'content-type': 'text/html' }
+  const failures: Array<[string, Reply]> = [
     ['HTTP 500', { status: 500, body: { success: false, message: 'Internal error' } }],
-    ['HTTP 503 in HTML', { status: 503, body: '<html>Service Unavailable</html>', contentType: 'text/html' }],
-    ['not JSON', { status: 200, body: '{"success": tr', contentType: JSON_UTF8 }],
+    ['HTTP 503 in HTML', { status: 503, body: '<html>Service Unavailable</html>', headers: html }],
+    ['not JSON', { status: 200, body: '{"success": tr', headers: { 'content-type': JSON_UTF8 } }],
     ['contract break', ok({ success: 'yes', data: [] })],
     ['connection refused', { error: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) }],
     ['too slow', ok({}, 1000)]
@@ -211,7 +185,7 @@ t.test('a failing dealer lookup degrades its section, the answer stays 200', asy
     for (const [name, answer] of failures) {
       t.test(`${section}: ${name}`, async t => {
         const { app, agent, upstream } = await buildTestApp(t, { UPSTREAM_TIMEOUT_MS: '100' })
-        fakeUpstream(upstream, { ...allFine, [operation]: answer })
+        answerOperations(upstream, { ...allFine, [operation]: answer })
         const res = await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })
         noPending(agent)
         t.equal(res.statusCode, 200)
@@ -224,9 +198,9 @@ t.test('a failing dealer lookup degrades its section, the answer stays 200', asy
 
 t.test('both dealer lookups failing: both null, both named, in a fixed order', async t => {
   const { app, agent, upstream } = await buildTestApp(t)
-  fakeUpstream(upstream, {
+  answerOperations(upstream, {
     ...allFine,
-    'dealer.discount': { status: 502, body: 'Bad Gateway', contentType: 'text/plain' },
+    'dealer.discount': { status: 502, body: 'Bad Gateway', headers: { 'content-type': 'text/plain' } },
     'dealer.client': { status: 500, body: {} }
   })
   const res = await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })
@@ -239,7 +213,7 @@ t.test('both dealer lookups failing: both null, both named, in a fixed order', a
 t.test('dealers get only what remains of the profile budget', async t => {
   // A 5 s upstream deadline would let both dealers answer after 1 s; the 400 ms budget must not.
   const { app, agent, upstream } = await buildTestApp(t, { PROFILE_TIMEOUT_MS: '400', UPSTREAM_TIMEOUT_MS: '5000' })
-  fakeUpstream(upstream, {
+  answerOperations(upstream, {
     'passport.get_client': ok(fx.passportFound, 100),
     'dealer.discount': ok(fx.discountWithBonuses, 1000),
     'dealer.client': ok(fx.contractorResult, 1000)
@@ -253,7 +227,7 @@ t.test('dealers get only what remains of the profile budget', async t => {
 
 t.test('passport not found: 404 CLIENT_NOT_FOUND, dealers never called', async t => {
   const { app, agent, upstream } = await buildTestApp(t)
-  const sent = fakeUpstream(upstream, { 'passport.get_client': { status: 400, body: fx.passportNotFound } })
+  const sent = answerOperations(upstream, { 'passport.get_client': { status: 400, body: fx.passportNotFound } })
   const res = await app.inject({ url: PROFILE, headers: bearer(hs256(claimsFor(fx.UNKNOWN))) })
   noPending(agent)
   assertError(t, res, 404, 'CLIENT_NOT_FOUND')
@@ -261,11 +235,12 @@ t.test('passport not found: 404 CLIENT_NOT_FOUND, dealers never called', async t
 })
 
 t.test('passport failures map to the catalog, dealers never called', async t => {
-  const cases: Array<[string, Answer, number, string, Record<string, string>?]> = [
+  const cases: Array<[string, Reply, number, string, Record<string, string>?]> = [
     ['HTTP 500', { status: 500, body: { success: false } }, 502, 'UPSTREAM_BAD_RESPONSE'],
-    ['HTTP 404 in HTML', { status: 404, body: '<html>Not Found</html>', contentType: 'text/html' },
+    ['HTTP 404 in HTML', { status: 404, body: '<html>Not Found</html>', headers: { 'content-type': 'text/html' } },
       502, 'UPSTREAM_BAD_RESPONSE'],
-    ['not JSON', { status: 200, body: 'not json', contentType: JSON_UTF8 }, 502, 'UPSTREAM_BAD_RESPONSE'],
+    ['not JSON', { status: 200, body: 'not json', headers: { 'content-type': JSON_UTF8 } }, 502,
+      'UPSTREAM_BAD_RESPONSE'],
     ['schema break', ok({ ...fx.passportFound, client: { ...fx.client, login: 'not-digits' } }),
       502, 'UPSTREAM_BAD_RESPONSE'],
     ['400 that is not CLIENT_NOT_FOUND',
@@ -281,7 +256,7 @@ t.test('passport failures map to the catalog, dealers never called', async t => 
   for (const [name, answer, status, code, env] of cases) {
     t.test(name, async t => {
       const { app, agent, upstream } = await buildTestApp(t, env)
-      fakeUpstream(upstream, { 'passport.get_client': answer })
+      answerOperations(upstream, { 'passport.get_client': answer })
       const res = await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })
       noPending(agent)
       assertError(t, res, status, code)
@@ -300,7 +275,7 @@ t.test('bad breadcrumb data keeps its item with data null', async t => {
     { ...third, data: '[]' },
     fourth
   ]
-  fakeUpstream(upstream, {
+  answerOperations(upstream, {
     ...allFine,
     'passport.get_client': ok({ ...fx.passportFound, catalog_cars_view: view, catalog_cars_favourites: [] })
   })
@@ -318,7 +293,7 @@ t.test('upstream fields outside the contract never reach the caller', async t =>
   const { app, agent, upstream } = await buildTestApp(t)
   const leak = { leaked_field: 'LEAKED-VALUE' }
   const crumb = { ...fx.breadcrumb, ...leak, data: JSON.stringify({ ...fx.breadcrumbData, ...leak }) }
-  fakeUpstream(upstream, {
+  answerOperations(upstream, {
     'passport.get_client': ok({
       ...fx.passportFound,
       ...leak,
@@ -381,7 +356,7 @@ t.test('the upstream as it really answers: 307 to the slash path first, then str
 
 t.test('every answer carries x-request-id, the inbound one when well formed', async t => {
   const { app, agent, upstream } = await buildTestApp(t)
-  const sent = fakeUpstream(upstream, allFine)
+  const sent = answerOperations(upstream, allFine)
   const res = await app.inject({ url: PROFILE, headers: { ...bearer(IVANOV_TOKEN), 'x-request-id': 'mobile-7f3a.42' } })
   noPending(agent)
   t.equal(res.headers['x-request-id'], 'mobile-7f3a.42')
@@ -394,7 +369,7 @@ t.test('every answer carries x-request-id, the inbound one when well formed', as
 t.test('undocumented upstream objects are passed on whole: last_dealer and the discount data', async t => {
   const { app, agent, upstream } = await buildTestApp(t)
   const lastDealer = { id: 'B1C2D3E4-F5A6-4B7C-8D9E-0F1A2B3C4D5E', name: 'Киа Центр Москва' }
-  fakeUpstream(upstream, {
+  answerOperations(upstream, {
     'passport.get_client': ok(fx.passportFound),
     'dealer.discount': ok(fx.discountWithBonuses),
     'dealer.client': ok({ ...fx.contractorResult, data: { ...fx.contractor, last_dealer: lastDealer } })

@@ -1,13 +1,12 @@
-// Trace context hygiene over real HTTP, tracing off: the service on a port in front of the sandbox upstream
-// behind a recording proxy. A malformed or oversized tracing header never reaches the upstream (W3C Trace
+// Trace context hygiene over real HTTP, tracing off: the service on a port in front of the fault upstream, which
+// records what reached it. A malformed or oversized tracing header never reaches the upstream (W3C Trace
 // Context and Baggage limits); a valid traceparent reaches every upstream call unchanged, with its
 // tracestate and the baggage.
 import t, { type Test } from 'tap'
 import { ivanov } from '../../sandbox/seed.ts'
 import { signToken } from '../../sandbox/sign.ts'
 import { JWT_SECRET } from '../helpers/build-app.ts'
-import { faultService, readAnswer } from '../helpers/fault-upstream.ts'
-import { recordingUpstream } from '../helpers/recording-upstream.ts'
+import { faultService, faultUpstream, readAnswer } from '../helpers/fault-upstream.ts'
 
 const TRACE_ID = '0af7651916cd43dd8448eb211c80319c'
 const SPAN_ID = 'b7ad6b7169203331'
@@ -18,17 +17,18 @@ const { login, uid_client: sub, vendor } = ivanov.identity
 const authorization = `Bearer ${signToken({ sub, login, vendor }, JWT_SECRET)}`
 
 // One service for every case: each case reads only the requests of its own profile.
-const upstream = await recordingUpstream(t)
+const upstream = await faultUpstream(t)
 const base = await faultService(t, upstream.url)
 
 /** The profile with these inbound headers; answers the headers of every upstream request it made. */
 async function forwarded (t: Test, headers: Record<string, string>) {
-  upstream.received.length = 0
+  upstream.reset()
   const res = await fetch(`${base}/api/users/profile`, { headers: { ...headers, authorization } })
   const { status } = await readAnswer(t, res)
   t.equal(status, 200, 'the profile is served whatever the tracing headers')
-  t.ok(upstream.received.length >= 3, 'every operation called')
-  return upstream.received.map(r => r.headers)
+  const received = upstream.received()
+  t.ok(received.length >= 3, 'every operation called')
+  return received.map(r => r.headers)
 }
 
 t.test('a valid traceparent keeps its trace id on every upstream call, with its ' +

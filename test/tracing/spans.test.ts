@@ -10,8 +10,9 @@ import { Writable } from 'node:stream'
 import * as fx from '../../schemas/fixtures.ts'
 import { registerTracing } from '../../src/tracing/sdk.ts'
 import { operations, type OperationName } from '../../schemas/operations.ts'
-import { buildTestApp, CONSOLE_KEY, DEALER_KEY, JWT_SECRET, PASSPORT_KEY, type TestApp } from '../helpers/build-app.ts'
+import { buildTestApp, CONSOLE_KEY, DEALER_KEY, JWT_SECRET, PASSPORT_KEY } from '../helpers/build-app.ts'
 import { bearer, hs256 } from '../helpers/tokens.ts'
+import { answerOperation, answerOperations, type Reply, type Sent } from '../helpers/upstream-mock.ts'
 
 const exporter = new InMemorySpanExporter()
 const tracing = registerTracing({ spanProcessors: [new SimpleSpanProcessor({ exporter })] })
@@ -22,43 +23,12 @@ const PROFILE = '/api/users/profile'
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736'
 const CALLER_SPAN = '00f067aa0ba902b7'
 const TRACEPARENT = `00-${TRACE_ID}-${CALLER_SPAN}-01`
-const JSON_UTF8 = { 'content-type': 'application/json; charset=utf-8' }
 const TOKEN = hs256()
 
-type Answer = { status: number, body?: unknown, headers?: Record<string, string>, delay?: number } | { error: Error }
-interface Received { operation: OperationName, path: string, headers: Record<string, string | string[]> }
-
-/** Answers each operation at `path` (its documented path unless told) and records the headers received. */
-function answer (upstream: TestApp['upstream'], operation: OperationName, reply: Answer, received: Received[],
-  path: string = operations[operation].path): void {
-  const interceptor = upstream.intercept({ path, method: 'POST' })
-  if ('error' in reply) {
-    interceptor.replyWithError(reply.error)
-    return
-  }
-  const scope = interceptor.reply(options => {
-    received.push({ operation, path, headers: { ...options.headers as Record<string, string | string[]> } })
-    return {
-      statusCode: reply.status,
-      data: JSON.stringify(reply.body ?? {}),
-      responseOptions: { headers: reply.headers ?? JSON_UTF8 }
-    }
-  })
-  if (reply.delay !== undefined) scope.delay(reply.delay)
-}
-
-const allFine: Record<OperationName, Answer> = {
+const allFine: Record<OperationName, Reply> = {
   'passport.get_client': { status: 200, body: fx.passportFound },
   'dealer.discount': { status: 200, body: fx.discountWithBonuses },
   'dealer.client': { status: 200, body: fx.contractorResult }
-}
-
-function fake (upstream: TestApp['upstream'], answers: Partial<Record<OperationName, Answer>>): Received[] {
-  const received: Received[] = []
-  for (const [operation, reply] of Object.entries(answers) as Array<[OperationName, Answer]>) {
-    answer(upstream, operation, reply, received)
-  }
-  return received
 }
 
 const spans = () => exporter.getFinishedSpans()
@@ -75,7 +45,7 @@ const status = (span: ReadableSpan) => span.status.code
 t.test('a profile: SERVER span in the caller trace, the profile work, one exchange ' +
   'and one CLIENT hop per call', async t => {
   const { app, upstream } = await buildTestApp(t)
-  const received = fake(upstream, allFine)
+  const received = answerOperations(upstream, allFine)
   const res = await app.inject({
     url: PROFILE,
     headers: {
@@ -145,7 +115,7 @@ t.test('a profile: SERVER span in the caller trace, the profile work, one exchan
 
 t.test('a caller without traceparent starts a new trace that reaches the upstream', async t => {
   const { app, upstream } = await buildTestApp(t)
-  const received = fake(upstream, allFine)
+  const received = answerOperations(upstream, allFine)
   const res = await app.inject({ url: PROFILE, headers: { ...bearer(TOKEN), tracestate: 'orphan=1' } })
   t.equal(res.statusCode, 200)
   const server = one(t, `GET ${PROFILE}`)
@@ -161,7 +131,7 @@ t.test('a caller without traceparent starts a new trace that reaches the upstrea
 t.test("a caller's decision not to sample is kept: nothing recorded, the upstream " +
   "still in the caller's trace", async t => {
   const { app, upstream } = await buildTestApp(t)
-  const received = fake(upstream, allFine)
+  const received = answerOperations(upstream, allFine)
   const res = await app.inject({
     url: PROFILE,
     headers: { ...bearer(TOKEN), traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-00` }
@@ -177,13 +147,14 @@ t.test("a caller's decision not to sample is kept: nothing recorded, the upstrea
 
 t.test('a 307 hop is a CLIENT span of its own under the same exchange, and a later call goes straight', async t => {
   const { app, upstream } = await buildTestApp(t)
-  const received: Received[] = []
+  const received: Sent[] = []
   const path = operations['passport.get_client'].path
-  answer(upstream, 'passport.get_client',
-    { status: 307, headers: { location: `${path}/`, 'content-type': 'text/html' } }, received)
-  answer(upstream, 'passport.get_client', { status: 200, body: fx.passportFound }, received, `${path}/`)
-  answer(upstream, 'dealer.discount', allFine['dealer.discount'], received)
-  answer(upstream, 'dealer.client', allFine['dealer.client'], received)
+  answerOperation(upstream, 'passport.get_client',
+    { status: 307, headers: { location: `${path}/`, 'content-type': 'text/html' } }, { into: received })
+  answerOperation(upstream, 'passport.get_client', { status: 200, body: fx.passportFound },
+    { into: received, path: `${path}/` })
+  answerOperation(upstream, 'dealer.discount', allFine['dealer.discount'], { into: received })
+  answerOperation(upstream, 'dealer.client', allFine['dealer.client'], { into: received })
   const res = await app.inject({ url: PROFILE, headers: { ...bearer(TOKEN), traceparent: TRACEPARENT } })
   t.equal(res.statusCode, 200)
 
@@ -207,7 +178,7 @@ t.test('a 307 hop is a CLIENT span of its own under the same exchange, and a lat
 t.test('a degraded section: its exchange and hop are ERROR, the profile span names it,' +
   ' the answer is still 200', async t => {
   const { app, upstream } = await buildTestApp(t)
-  fake(upstream, { ...allFine, 'dealer.client': { status: 500, body: { oops: true } } })
+  answerOperations(upstream, { ...allFine, 'dealer.client': { status: 500, body: { oops: true } } })
   const res = await app.inject({ url: PROFILE, headers: bearer(TOKEN) })
   t.equal(res.statusCode, 200)
   t.equal(res.headers['x-degraded'], 'contractor')
@@ -228,7 +199,7 @@ t.test('each passport failure mapping', async t => {
   interface Case {
     name: string
     env?: Record<string, string>
-    reply: Answer
+    reply: Reply
     front: number
     outcome: string
     error: boolean
@@ -280,7 +251,7 @@ t.test('each passport failure mapping', async t => {
     t.test(c.name, async t => {
       exporter.reset()
       const { app, upstream } = await buildTestApp(t, c.env)
-      fake(upstream, { 'passport.get_client': c.reply })
+      answerOperations(upstream, { 'passport.get_client': c.reply })
       const res = await app.inject({ url: PROFILE, headers: bearer(TOKEN) })
       t.equal(res.statusCode, c.front)
       const expected = c.error ? SpanStatusCode.ERROR : SpanStatusCode.UNSET
@@ -312,7 +283,7 @@ t.test('each passport failure mapping', async t => {
 t.test('an open breaker: the refusal is an event with its state, no hop is sent', async t => {
   const { app, upstream } = await buildTestApp(t,
     { UPSTREAM_BREAKER_MIN_CALLS: '1', UPSTREAM_BREAKER_HALF_OPEN_MS: '60000' })
-  fake(upstream, { 'passport.get_client': { status: 500, body: {} } })
+  answerOperations(upstream, { 'passport.get_client': { status: 500, body: {} } })
   t.equal((await app.inject({ url: PROFILE, headers: bearer(TOKEN) })).statusCode, 502)
   exporter.reset()
   const res = await app.inject({ url: PROFILE, headers: bearer(TOKEN) })
@@ -328,7 +299,7 @@ t.test('an open breaker: the refusal is an event with its state, no hop is sent'
 
 t.test('single-flight: the request that joins a run in flight says so and links to the run', async t => {
   const { app, upstream } = await buildTestApp(t)
-  fake(upstream, { ...allFine, 'passport.get_client': { status: 200, body: fx.passportFound, delay: 100 } })
+  answerOperations(upstream, { ...allFine, 'passport.get_client': { status: 200, body: fx.passportFound, delay: 100 } })
   const [a, b] = await Promise.all([
     app.inject({ url: PROFILE, headers: { ...bearer(TOKEN), 'x-request-id': 'first' } }),
     app.inject({ url: PROFILE, headers: { ...bearer(TOKEN), 'x-request-id': 'second' } })
@@ -347,7 +318,7 @@ t.test('single-flight: the request that joins a run in flight says so and links 
 
 t.test('the console exchange is traced the same way', async t => {
   const { app, upstream } = await buildTestApp(t)
-  const received = fake(upstream, { 'dealer.client': allFine['dealer.client'] })
+  const received = answerOperations(upstream, { 'dealer.client': allFine['dealer.client'] })
   const res = await app.inject({
     method: 'POST',
     url: '/request-console',
@@ -367,8 +338,8 @@ t.test('the console exchange is traced the same way', async t => {
 
 t.test('no key, token, console key, login or uid_client in any span attribute or event', async t => {
   const { app, upstream } = await buildTestApp(t)
-  fake(upstream, allFine)
-  fake(upstream, { 'passport.get_client': allFine['passport.get_client'] })
+  answerOperations(upstream, allFine)
+  answerOperations(upstream, { 'passport.get_client': allFine['passport.get_client'] })
   t.equal((await app.inject({
     url: `${PROFILE}?login=${fx.IVANOV.login}`,
     headers: { ...bearer(TOKEN), traceparent: TRACEPARENT }
@@ -431,7 +402,7 @@ t.test('log lines written while serving a request carry its trace_id and span_id
   const lines: Array<Record<string, unknown>> = []
   const stream = new Writable({ write (chunk, _encoding, done) { lines.push(JSON.parse(String(chunk))); done() } })
   const { app, upstream } = await buildTestApp(t, {}, { logger: { level: 'info', stream } })
-  fake(upstream, { ...allFine, 'dealer.discount': { status: 500, body: {} } })
+  answerOperations(upstream, { ...allFine, 'dealer.discount': { status: 500, body: {} } })
   const res = await app.inject({ url: PROFILE, headers: { ...bearer(TOKEN), traceparent: TRACEPARENT } })
   t.equal(res.statusCode, 200)
   const profile = one(t, 'profile')

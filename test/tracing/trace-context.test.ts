@@ -1,5 +1,5 @@
-// Trace context hygiene with tracing on, over real HTTP (the service on a port, the sandbox upstream behind
-// a recording proxy): a malformed inbound traceparent starts a new trace, and the upstream receives that
+// Trace context hygiene with tracing on, over real HTTP (the service on a port, the fault upstream recording
+// what reached it): a malformed inbound traceparent starts a new trace, and the upstream receives that
 // trace's traceparent, never the caller's value nor its tracestate; a valid one keeps its trace id on every
 // upstream call. The SDK's W3C propagator does the parsing; these tests hold it to the standard.
 import t, { type Test } from 'tap'
@@ -8,8 +8,7 @@ import { ivanov } from '../../sandbox/seed.ts'
 import { signToken } from '../../sandbox/sign.ts'
 import { registerTracing } from '../../src/tracing/sdk.ts'
 import { JWT_SECRET } from '../helpers/build-app.ts'
-import { faultService, readAnswer } from '../helpers/fault-upstream.ts'
-import { recordingUpstream } from '../helpers/recording-upstream.ts'
+import { faultService, faultUpstream, readAnswer } from '../helpers/fault-upstream.ts'
 
 const exporter = new InMemorySpanExporter()
 const tracing = registerTracing({ spanProcessors: [new SimpleSpanProcessor({ exporter })] })
@@ -21,12 +20,12 @@ const OURS = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/
 const { login, uid_client: sub, vendor } = ivanov.identity
 const authorization = `Bearer ${signToken({ sub, login, vendor }, JWT_SECRET)}`
 
-const upstream = await recordingUpstream(t)
+const upstream = await faultUpstream(t)
 const base = await faultService(t, upstream.url)
 
 /** The profile with these headers: the trace id of its SERVER span and what the upstream received. */
 async function profile (t: Test, headers: Record<string, string>) {
-  upstream.received.length = 0
+  upstream.reset()
   exporter.reset()
   const res = await fetch(`${base}/api/users/profile`, { headers: { ...headers, authorization } })
   t.equal((await readAnswer(t, res)).status, 200)
@@ -35,7 +34,7 @@ async function profile (t: Test, headers: Record<string, string>) {
   return {
     traceId: server?.spanContext().traceId,
     parent: server?.parentSpanContext?.spanId,
-    received: upstream.received.map(r => r.headers)
+    received: upstream.received().map(r => r.headers)
   }
 }
 
