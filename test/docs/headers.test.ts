@@ -5,11 +5,12 @@ import t from 'tap'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import { Type } from 'typebox'
 import * as fx from '../../schemas/fixtures.ts'
-import { operations, type OperationName } from '../../schemas/operations.ts'
+import type { OperationName } from '../../schemas/operations.ts'
 import { deprecated } from '../../src/plugins/app/deprecation.ts'
 import { documented } from '../../src/routes/standard-answers.ts'
 import { buildTestApp, CONSOLE_KEY, type TestApp } from '../helpers/build-app.ts'
 import { bearer, claimsFor, hs256 } from '../helpers/tokens.ts'
+import { answerOperation, answerOperations } from '../helpers/upstream-mock.ts'
 
 type Json = Record<string, any>
 
@@ -25,20 +26,20 @@ const ASIDE = new Set([
 
 const PROFILE = '/api/users/profile'
 const CONSOLE = '/request-console'
-const JSON_UTF8 = { headers: { 'content-type': 'application/json; charset=utf-8' } }
 const IVANOV = bearer(hs256())
 const consoleKey = { 'x-console-key': CONSOLE_KEY }
 const consoleBody = { operation: 'passport.get_client', params: fx.passportParams }
 
 function answer (upstream: TestApp['upstream'], operation: OperationName, status: number, body: unknown) {
-  upstream.intercept({ path: operations[operation].path, method: 'POST' })
-    .reply(status, JSON.stringify(body), JSON_UTF8)
+  answerOperation(upstream, operation, { status, body })
 }
 
 function answerAll (upstream: TestApp['upstream']) {
-  answer(upstream, 'passport.get_client', 200, fx.passportFound)
-  answer(upstream, 'dealer.discount', 200, fx.discountWithBonuses)
-  answer(upstream, 'dealer.client', 200, fx.contractorResult)
+  answerOperations(upstream, {
+    'passport.get_client': { status: 200, body: fx.passportFound },
+    'dealer.discount': { status: 200, body: fx.discountWithBonuses },
+    'dealer.client': { status: 200, body: fx.contractorResult }
+  })
 }
 
 /** The headers sent that the document does not declare for this answer's route and status. */
@@ -81,8 +82,7 @@ t.test('every answer of every route carries only headers its document declares f
     await check(app, { url: PROFILE, headers: IVANOV }, 404)
     answer(upstream, 'passport.get_client', 500, { error: 'down' })
     await check(app, { url: PROFILE, headers: bearer(hs256(claimsFor(fx.PETROVA))) }, 502)
-    upstream.intercept({ path: operations['passport.get_client'].path, method: 'POST' })
-      .replyWithError(new Error('connect ECONNREFUSED'))
+    answerOperation(upstream, 'passport.get_client', { error: new Error('connect ECONNREFUSED') })
     await check(app, { url: PROFILE, headers: bearer(hs256(claimsFor(fx.UNKNOWN))) }, 503)
   })
 
@@ -109,8 +109,7 @@ t.test('every answer of every route carries only headers its document declares f
     await check(app, {
       method: 'POST', url: CONSOLE, headers: { ...consoleKey, 'content-type': 'text/plain' }, payload: 'x'
     }, 415)
-    upstream.intercept({ path: operations['passport.get_client'].path, method: 'POST' })
-      .replyWithError(new Error('connect ECONNREFUSED'))
+    answerOperation(upstream, 'passport.get_client', { error: new Error('connect ECONNREFUSED') })
     await check(app, { method: 'POST', url: CONSOLE, headers: consoleKey, payload: consoleBody }, 503)
     await check(app, { method: 'POST', url: CONSOLE, headers: consoleKey, payload: consoleBody }, 429)
   })
