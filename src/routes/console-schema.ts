@@ -11,7 +11,7 @@ import {
 import { ref } from '../plugins/app/shared-schemas.ts'
 import { errorResponse } from '../plugins/external/docs.ts'
 import { OVERLOADED, shedHeaders } from '../plugins/external/load-shedding.ts'
-import { documented, upstreamAnswers } from './standard-answers.ts'
+import { documented, jsonAnswer, upstreamAnswers } from './standard-answers.ts'
 
 export const CONSOLE_BODY_LIMIT = 16 * 1024
 
@@ -42,7 +42,7 @@ export function consoleRouteSchema (config: Config) {
         operation: EXAMPLE_OPERATION,
         limit: { perMinute, counts: 'console requests from this address', refused: 'refused console keys' }
       }),
-      200: ref(ConsoleAnswer),
+      200: jsonAnswer(ConsoleAnswer),
       400: errorResponse('The body is not a console request: unknown operation, bad or extra field, or not JSON.',
         [new BadRequestError(BAD_PARAMS)]),
       401: errorResponse('No console key, or a wrong one.', [new UnauthorizedError(CONSOLE_UNAUTHORIZED)], {

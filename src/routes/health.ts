@@ -5,9 +5,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { KEY_SET_NOT_LOADED, ServiceUnavailableError } from '../errors.ts'
 import { errorResponse } from '../plugins/external/docs.ts'
 import { REDIS_STATES } from '../shared-redis.ts'
-import { ref } from '../plugins/app/shared-schemas.ts'
 import type { RouteModule } from './route-module.ts'
-import { documented } from './standard-answers.ts'
+import { documented, jsonAnswer } from './standard-answers.ts'
 
 const Live = Type.Object({ status: Type.Literal('ok') }, { $id: 'HealthLive', description: 'The process is up.' })
 const Ready = Type.Object({
@@ -39,7 +38,7 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
       tags: ['health'],
       summary: 'Liveness: the process is up',
       security: [],
-      response: { 200: ref(Live) }
+      response: { 200: jsonAnswer(Live) }
     }),
     logLevel: 'warn'
   }, async () => ({ status: 'ok' as const }))
@@ -51,7 +50,7 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
       summary: 'Readiness: configured and able to serve',
       security: [],
       response: {
-        200: ref(Ready),
+        200: jsonAnswer(Ready),
         503: errorResponse(
           'Shutting down, or (with AUTH_JWKS_URL) no key set loaded yet to verify callers with: the balancer should ' +
           'send no traffic.',

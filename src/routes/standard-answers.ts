@@ -1,7 +1,7 @@
 // What every route's OpenAPI text shares, declared once: the x-request-id of every request and answer, Vary, the
 // rate-limit and deprecation headers, and the error answers of a route that calls an upstream. Every call returns
 // fresh objects: an object shared by two places of the document is written to openapi.yaml as a YAML anchor.
-import { Type, type TObject, type TProperties } from 'typebox'
+import { Type, type TObject, type TProperties, type TSchema } from 'typebox'
 import { AppVersionHeaders } from '../../schemas/app-version.ts'
 import type { OperationName } from '../../schemas/operations.ts'
 import {
@@ -10,6 +10,7 @@ import {
 } from '../errors.ts'
 import { appVersionResponses } from '../plugins/app/app-version.ts'
 import { deprecationHeaders as sentDeprecationHeaders } from '../plugins/app/deprecation.ts'
+import { ref } from '../plugins/app/shared-schemas.ts'
 import { errorResponse } from '../plugins/external/docs.ts'
 import { OVERLOADED, shedHeaders } from '../plugins/external/load-shedding.ts'
 import { limitHeaders, RATE_LIMITED_EXAMPLE } from '../plugins/external/rate-limit.ts'
@@ -87,6 +88,15 @@ function withHeaders (answer: unknown, headers: Headers): Response {
     : { description: 'Success', content: { 'application/json': { schema: response } } }
   out.headers = { ...structuredClone(headers), ...out.headers }
   return out
+}
+
+/** A JSON answer of a shared schema (one with a `$id`), described as the schema describes itself. */
+export function jsonAnswer<T extends TSchema> (schema: T) {
+  const description = (schema as { description?: unknown }).description
+  return {
+    description: typeof description === 'string' ? description : 'Success',
+    content: { 'application/json': { schema: ref(schema) } }
+  }
 }
 
 /**
