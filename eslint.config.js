@@ -1,12 +1,13 @@
 import neostandard from 'neostandard'
 import importX from 'eslint-plugin-import-x'
 
-// The layers inside src/ (docs/architecture.md): the files directly in src/ but the top three are shared leaves.
+// The layers inside src/ (docs/architecture.md): the files directly in src/ but the top three are shared leaves, and
+// so are the configuration's areas (src/config/) that config.ts composes.
 const TOP = ['./src/app.ts', './src/server.ts', './src/compile-cache.ts']
-const SHARED_LEAVES = './src/!(app|server|compile-cache).ts'
+const SHARED_LEAVES = ['./src/!(app|server|compile-cache).ts', './src/config/*.ts']
 // Every folder of src/, the contract first as it is the only one inside another that the zones tell apart.
 const FOLDERS = ['./src/upstream/contract', './src/tracing', './src/auth', './src/upstream', './src/profile',
-  './src/plugins', './src/routes']
+  './src/http', './src/metrics', './src/plugins', './src/routes']
 const without = (list, item) => list.filter(entry => entry !== item)
 
 export default [
@@ -65,13 +66,24 @@ export default [
           },
           {
             target: './src/upstream',
-            from: ['./src/auth', './src/profile', './src/plugins', './src/routes', ...TOP],
+            from: ['./src/auth', './src/profile', './src/http', './src/metrics', './src/plugins', './src/routes',
+              ...TOP],
             message: 'The upstream client knows nothing of the app above it.'
           },
           {
             target: './src/profile',
-            from: ['./src/plugins', './src/routes', ...TOP],
+            from: ['./src/http', './src/metrics', './src/plugins', './src/routes', ...TOP],
             message: 'The profile flow is below the plugins that hold it and the routes that call it.'
+          },
+          {
+            target: './src/http',
+            from: without(without(FOLDERS, './src/http'), './src/auth').concat(TOP),
+            message: 'What routes and plugins share stands below them: the shared leaves and src/auth/ only.'
+          },
+          {
+            target: './src/metrics',
+            from: without(FOLDERS, './src/metrics').concat(TOP),
+            message: 'The owners\' metrics need only prom-client and the shared leaves.'
           },
           {
             target: './src/plugins',
@@ -84,6 +96,34 @@ export default [
             message: 'app.ts, server.ts and compile-cache.ts are the top of src/: nothing imports them back.'
           }
         ]
+      }]
+    }
+  },
+  // plugins/ holds plugins only (docs/architecture.md): a route reaches a plugin's decorators through `fastify`, and a
+  // plugin another's the same way, so neither imports a value from a plugin file; types pass (they are erased).
+  {
+    files: ['src/routes/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        patterns: [{
+          regex: '(^|/)plugins/',
+          allowTypeImports: true,
+          message: 'A route imports no value from plugins/: decorators come through fastify, helpers from src/http/.'
+        }]
+      }]
+    }
+  },
+  {
+    files: ['src/plugins/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        patterns: [{
+          // ./x, ../app/x, ../external/x: another file of plugins/ (../../ leaves it).
+          regex: '^\\.{1,2}/(?!\\.\\./)|(^|/)plugins/',
+          allowTypeImports: true,
+          message: 'A plugin imports no value from another plugin file: app.ts registers both, and what they share ' +
+            'lives outside plugins/.'
+        }]
       }]
     }
   },

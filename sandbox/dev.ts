@@ -14,7 +14,7 @@ import { signToken, type PrivateJwk } from './sign.ts'
 import { startSandboxKeySet, type SandboxKeySet } from './jwks.ts'
 import { ConfigError, loadConfig } from '../src/config.ts'
 import { loggerOptions } from '../src/logger.ts'
-import { DOCS_PREFIX } from '../src/plugins/external/docs.ts'
+import { DOCS_PREFIX } from '../src/http/paths.ts'
 import { startSandboxUpstream, type SandboxUpstream } from './upstream.ts'
 import { seededClients, unknownClient, type SeededClient } from './seed.ts'
 

@@ -8,6 +8,7 @@ import {
 } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { operationNames, operations, type KeyName, type OperationName } from '../schemas/operations.ts'
+import type { SeededClient } from './seed.ts'
 import { startSandboxUpstream } from './upstream.ts'
 
 export type Fault =
@@ -101,10 +102,16 @@ function stop (server: Server): Promise<void> {
   })
 }
 
-/** `record`: keep what reached it, for tests (the soak's hours of requests would pile up). */
-export async function startFaultUpstream (options: { keys: Record<KeyName, string>, record?: boolean }):
-Promise<FaultUpstream> {
-  const sandbox = await startSandboxUpstream({ keys: options.keys })
+/**
+ * `record`: keep what reached it, for tests (the soak's hours of requests would pile up). `clients`: those the
+ * sandbox behind knows, the seed's by default.
+ */
+export async function startFaultUpstream (
+  options: { keys: Record<KeyName, string>, record?: boolean, clients?: readonly SeededClient[] }
+): Promise<FaultUpstream> {
+  const sandbox = await startSandboxUpstream({
+    keys: options.keys, ...(options.clients === undefined ? {} : { clients: options.clients })
+  })
   const target = new URL(sandbox.url)
   const agent = new HttpAgent({ keepAlive: true })
 

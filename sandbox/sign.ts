@@ -7,7 +7,7 @@ import { constants, createHmac, createPrivateKey, sign, type JsonWebKey, type Ke
 import { Type, type Static } from 'typebox'
 import { Compile } from 'typebox/compile'
 import { ConfigSchema } from '../src/config.ts'
-import { CallerClaims } from '../src/plugins/app/auth.ts'
+import { CallerClaims } from '../src/auth/caller.ts'
 
 /** Who the token names: `sub` is the client's uid_client. */
 export const TokenSubject = Type.Pick(CallerClaims, ['sub', 'login', 'vendor'])

@@ -188,7 +188,8 @@ const instanceAlerts: AlertRule[] = [
     for: '5m',
     summary: 'Instance {{ $labels.instance }} cannot reach the shared Redis',
     description: '{{ $labels.instance }} of {{ $labels.job }} has not reached Redis for 5 minutes; its rate limits ' +
-      'fail open ({{ $value | printf "%.2f" }} checks/s skipped) and count nothing across instances.'
+      'count on this instance alone ({{ $value | printf "%.2f" }} checks/s), so a client gets the limit once per ' +
+      'instance.'
   }),
   alert('BffLoadShedding', 'warning', {
     expr: 'sum by (job, instance) (rate(bff_load_shed_requests_total[5m])) > 0',

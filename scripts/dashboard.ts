@@ -194,18 +194,21 @@ export function dashboard () {
     row('Redis (shared rate limits)', 34),
     panel('Redis reachable', 0, 35, {
       unit: 'none',
-      description: '1 while the instance reaches the shared Redis, 0 while its rate limits fail open (alert ' +
+      description: '1 while the instance reaches the shared Redis, 0 while its rate limits count on it alone (alert ' +
         'BffRedisUnreachable).',
       max: 1,
       targets: [{ expr: `bff_redis_up{${JOB}}`, legend: '{{instance}}' }]
     }),
-    panel('Rate-limit checks failed open', 8, 35, {
+    panel('Rate-limit checks counted locally', 8, 35, {
       unit: 'reqps',
       description: 'Rate-limit checks that could not count in Redis (unreachable, slow or skipped while down) and ' +
-        'let the request through.',
+        'counted in the instance\'s own memory instead, and the requests refused on that count.',
       targets: [{
         expr: `sum by (instance) (rate(bff_rate_limit_store_failures_total{${JOB}}[${RATE}]))`,
-        legend: '{{instance}}'
+        legend: '{{instance}} counted locally'
+      }, {
+        expr: `sum by (instance) (rate(bff_rate_limit_local_total{${JOB}}[${RATE}]))`,
+        legend: '{{instance}} refused locally'
       }]
     }),
     row('Process', 43),

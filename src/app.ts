@@ -7,6 +7,9 @@ import { Compile } from 'typebox/compile'
 import type { Dispatcher } from 'undici'
 import { clientErrorHandlerFor } from './client-errors.ts'
 import type { Config } from './config.ts'
+import { METRICS_PATH } from './http/paths.ts'
+import { requestId } from './http/request-id.ts'
+import { frontServerOptions } from './http/server-options.ts'
 import { AccessLogController, loggerOptions } from './logger.ts'
 import appVersion from './plugins/app/app-version.ts'
 import auth from './plugins/app/auth.ts'
@@ -17,12 +20,13 @@ import docs from './plugins/external/docs.ts'
 import drain from './plugins/app/drain.ts'
 import errors from './plugins/app/errors.ts'
 import loadShedding from './plugins/external/load-shedding.ts'
-import metrics, { METRICS_PATH } from './plugins/app/metrics.ts'
+import metrics from './plugins/app/metrics.ts'
 import profilePlugin from './plugins/app/profile.ts'
 import rateLimits from './plugins/external/rate-limit.ts'
 import redis from './plugins/app/redis.ts'
-import requestIdPlugin, { requestId } from './plugins/app/request-id.ts'
-import security, { frontServerOptions } from './plugins/external/security.ts'
+import requestIdPlugin from './plugins/app/request-id.ts'
+import routeMethods from './plugins/app/route-methods.ts'
+import security from './plugins/external/security.ts'
 import sharedSchemas from './plugins/app/shared-schemas.ts'
 import upstream from './plugins/app/upstream.ts'
 import { withTraceLogFields } from './tracing/log-fields.ts'
@@ -89,6 +93,8 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
   await fastify.register(requestIdPlugin)
   // Keep-alive connections end with their last answer once closing: shutdown waits for work, not sockets.
   await fastify.register(drain)
+  // Before any route, so it learns every route's methods as they are added (the not-found handler's 405).
+  await fastify.register(routeMethods)
   await fastify.register(errors, { defaultLanguage: config.DEFAULT_LANGUAGE })
   // Headers first, so that shed and rate-limited answers carry them too; both before any route.
   await fastify.register(security, { config })
@@ -98,7 +104,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
   // The registry, before the plugins whose sources put their metrics on it (Redis, the key set, the upstream
   // client, the profile).
   await fastify.register(metrics, { config })
-  // The shared Redis (REDIS_URL) before the limits that count in it.
+  // The shared Redis (REDIS_URL or REDIS_SENTINELS) before the limits that count in it.
   await fastify.register(redis, { config })
   await fastify.register(rateLimits, { config })
   await fastify.register(sharedSchemas, { roots: routeModules.flatMap(route => route.schemas) })

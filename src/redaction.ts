@@ -1,8 +1,44 @@
-// Keeps configured secrets (upstream and console keys) out of what an operator is shown, however the
-// upstream echoed them: as they are, percent-, HTML-, base64(url)- or hex-encoded, in another case, with
-// zero-width characters inside, cut short, or split over two adjacent strings. A leaf: it imports nothing.
+// Secrets (the upstream keys, the console keys, the caller's login) kept out of what leaves the service, however the
+// upstream echoed them. Two entries, by what the text is worth and how often it is redacted:
+// - textRedactor, the cheap one, for the texts a failure keeps and a log line prints (a hop's location, a contract
+//   message, a cause): each secret as it is, or only once percent-decoded. Paid on every upstream failure.
+// - secretRedactor, the thorough one, for what an operator is shown (the console's whole exchange): as they are,
+//   percent-, HTML-, base64(url)- or hex-encoded, in another case, with zero-width characters inside, cut short,
+//   or split over two adjacent strings. A leaf: it imports nothing. docs/security.md, Secrets.
 
 const REDACTED = '[redacted]'
+
+/** Each secret replaced where it shows as it is. */
+function replaced (text: string, secrets: readonly string[]): string {
+  let out = text
+  for (const secret of secrets) out = out.replaceAll(secret, REDACTED)
+  return out
+}
+
+/** Percent-decoded, or the text itself where it is not valid percent-encoding. */
+function percentDecoded (text: string): string {
+  try {
+    return decodeURIComponent(text.replaceAll('+', ' '))
+  } catch {
+    return text
+  }
+}
+
+/**
+ * The cheap redactor: replaces each secret in a text. A text that holds one only once percent-decoded is replaced
+ * whole: its encoded form cannot be cut out reliably.
+ */
+export function textRedactor (secrets: readonly string[]): (text: string) => string {
+  const known = secrets.filter(secret => secret.length > 0)
+  return text => {
+    const out = replaced(text, known)
+    if (out.includes('%') || out.includes('+')) {
+      const decoded = percentDecoded(out)
+      if (known.some(secret => decoded.includes(secret))) return REDACTED
+    }
+    return out
+  }
+}
 // 12 characters of a key (48 bits of a hex key) never occur by chance in an answer, and any echo of all but
 // a few characters, or either part of a split key of 23 characters or more, holds such a window.
 const SECRET_WINDOW = 12
@@ -84,7 +120,7 @@ export interface Redactor {
   value (value: unknown): unknown
 }
 
-/** A redactor of these secrets (empty ones ignored). */
+/** The thorough redactor of these secrets (empty ones ignored). */
 export function secretRedactor (secrets: readonly string[]): Redactor {
   const kept = secrets.filter(secret => secret.length > 0)
   const windows = kept.flatMap(windowsOf)
@@ -92,8 +128,7 @@ export function secretRedactor (secrets: readonly string[]): Redactor {
     normalizedForms(text).some(form => windows.some(window => form.includes(window)))
 
   function text (value: string): string {
-    let out = value
-    for (const secret of kept) out = out.replaceAll(secret, REDACTED)
+    const out = replaced(value, kept)
     // The encoded or altered form cannot be cut out reliably; a partial text is worth less than a leaked key.
     return holdsSecret(out) ? REDACTED : out
   }

@@ -3,7 +3,7 @@
 import t from 'tap'
 import { join } from 'node:path'
 import { inspect } from 'node:util'
-import { ConfigError, ConfigSchema, loadConfig } from '../src/config.ts'
+import { ConfigError, ConfigSchema, loadConfig, redisSentinels, sharedRedisConfigured } from '../src/config.ts'
 
 const SECRET = 'hs256-secret-for-tests-0123456789abcdef'
 const PUBLIC_KEY = '-----BEGIN PUBLIC KEY-----\n' +
@@ -67,6 +67,7 @@ t.test('defaults fill what is left out, numbers are numbers', async t => {
     UNDER_PRESSURE_MAX_RSS_MB: 0,
     UNDER_PRESSURE_SAMPLE_INTERVAL_MS: 1000,
     REDIS_KEY_PREFIX: 'dealer-bff:rl:',
+    REDIS_SENTINEL_NAME: 'mymaster',
     REDIS_TIMEOUT_MS: 100,
     REDIS_CONNECT_TIMEOUT_MS: 1000,
     COMPRESSION: 'on',
@@ -192,6 +193,36 @@ t.test('UPSTREAM_URL is an http(s) base URL without a query', async t => {
     t.strictSame(configError(t, () => loadConfig({ ...required, UPSTREAM_URL: url })).problems,
       ['UPSTREAM_URL has an invalid value'], url)
   }
+})
+
+t.test('Redis Sentinels: a comma list of host:port, REDIS_URL optional beside them, the other Sentinel variables ' +
+  'only with them', async t => {
+  const sentinels = 'sentinel-0.redis:26379, sentinel-1.redis:26379,[fd00::7]:26379'
+  const config = loadConfig({ ...required, REDIS_SENTINELS: sentinels, REDIS_SENTINEL_PASSWORD: 'sentinel-secret' })
+  t.equal(config.REDIS_SENTINELS, sentinels)
+  t.equal(config.REDIS_SENTINEL_NAME, 'mymaster', 'the group defaults to mymaster')
+  t.notOk('REDIS_URL' in config, 'REDIS_URL may be left out: the Sentinels name the primary')
+  t.strictSame(redisSentinels(sentinels), [
+    { host: 'sentinel-0.redis', port: 26379 }, { host: 'sentinel-1.redis', port: 26379 },
+    { host: 'fd00::7', port: 26379 }
+  ], 'IPv6 hosts lose their brackets')
+  t.ok(sharedRedisConfigured(config), 'a shared Redis without REDIS_URL')
+  t.notOk(sharedRedisConfigured(loadConfig(required)))
+  t.equal(loadConfig({ ...required, REDIS_SENTINELS: sentinels, REDIS_URL: 'rediss://:pw@ignored/2' }).REDIS_URL,
+    'rediss://:pw@ignored/2', 'REDIS_URL still gives the scheme, password and database')
+
+  const problems = (env: Record<string, string>) => configError(t, () => loadConfig({ ...required, ...env })).problems
+  for (const value of ['sentinel-0.redis', 'sentinel-0.redis:26379,', 'a:1 b:2', 'host:99999', 'fd00::7:26379']) {
+    t.strictSame(problems({ REDIS_SENTINELS: value }).filter(line => line.startsWith('REDIS_SENTINELS ')).length, 1,
+      `${value}: one line names REDIS_SENTINELS`)
+  }
+  t.strictSame(problems({ REDIS_SENTINEL_NAME: 'group' }), ['REDIS_SENTINEL_NAME is set without REDIS_SENTINELS'])
+  t.strictSame(problems({ REDIS_SENTINEL_PASSWORD: 'secret' }),
+    ['REDIS_SENTINEL_PASSWORD is set without REDIS_SENTINELS'])
+  t.strictSame(problems({ REDIS_SENTINELS: sentinels, REDIS_SENTINEL_NAME: 'my master' }),
+    ['REDIS_SENTINEL_NAME has an invalid value'])
+  t.strictSame(problems({ REDIS_SENTINELS: sentinels, REDIS_URL: 'redis://[oops/0' }),
+    ['REDIS_URL has an invalid value'])
 })
 
 t.test('an http:// UPSTREAM_URL beyond the loopback is refused unless UPSTREAM_ALLOW_HTTP=true: ' +

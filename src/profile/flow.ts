@@ -8,7 +8,6 @@ import type { Profile } from '../../schemas/profile.ts'
 import type { Caller } from '../auth/caller.ts'
 import { activeTracer } from '../tracing/tracer.ts'
 import type { UpstreamClient } from '../upstream/client.ts'
-import { pickTracingHeaders } from '../upstream/transport/tracing-headers.ts'
 import { createProfileComposer } from './compose.ts'
 import type { EntityTags } from './entity-tag.ts'
 import type { LastKnown } from './last-known/last-known.ts'
@@ -72,8 +71,7 @@ export function createProfileFlow (options: {
     const key = `${caller.uid_client} ${caller.login} ${caller.vendor}`
     const span = spans === null ? null : spans.start()
     const joined = flights.join(key, request.id, run => {
-      const headers = pickTracingHeaders(request.headers)
-      headers['x-request-id'] = request.id
+      const headers = upstream.forwardedHeaders(request.headers, request.id)
       return answer(caller, span === null
         ? loadProfile(ctx, caller, headers, run, request.log)
         : span.run(() => loadProfile(ctx, caller, headers, run, request.log)))

@@ -3,7 +3,7 @@ import { Type } from 'typebox'
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { KEY_SET_NOT_LOADED, ServiceUnavailableError } from '../errors.ts'
-import { errorResponse } from '../plugins/external/docs.ts'
+import { errorResponse } from '../http/error-response.ts'
 import { REDIS_STATES } from '../shared-redis.ts'
 import type { RouteModule } from './route-module.ts'
 import { documented, jsonAnswer } from './standard-answers.ts'
@@ -12,9 +12,9 @@ const Live = Type.Object({ status: Type.Literal('ok') }, { $id: 'HealthLive', de
 const Ready = Type.Object({
   status: Type.Literal('ready'),
   redis: Type.Optional(Type.Enum(REDIS_STATES, {
-    description: 'The shared Redis of the rate limits and last-known profiles, when REDIS_URL is set: `up`, ' +
-      '`down` (limits fail open, copies are misses), or `connecting` (not reached yet). Informative only: ' +
-      'readiness never fails on it.'
+    description: 'The shared Redis of the rate limits and last-known profiles, when one is configured: `up`, ' +
+      '`down` (each instance limits on its own, copies are misses), or `connecting` (not reached yet). ' +
+      'Informative only: readiness never fails on it.'
   }))
 }, { $id: 'HealthReady', description: 'Configured and able to serve.' })
 

@@ -8,12 +8,12 @@ import {
   InternalError, RateLimitedError, ServiceUnavailableError, SigningKeyPendingError, UnauthorizedError,
   UpstreamBadResponseError, UpstreamTimeoutError, UpstreamUnavailableError
 } from '../errors.ts'
-import { appVersionResponses } from '../plugins/app/app-version.ts'
-import { deprecationHeaders as sentDeprecationHeaders } from '../plugins/app/deprecation.ts'
-import { ref } from '../plugins/app/shared-schemas.ts'
-import { errorResponse } from '../plugins/external/docs.ts'
-import { OVERLOADED, shedHeaders } from '../plugins/external/load-shedding.ts'
-import { limitHeaders, RATE_LIMITED_EXAMPLE } from '../plugins/external/rate-limit.ts'
+import { appVersionResponses } from '../http/app-version.ts'
+import { deprecationHeaders as sentDeprecationHeaders } from '../http/deprecation.ts'
+import { errorResponse } from '../http/error-response.ts'
+import { limitHeaders, RATE_LIMITED_EXAMPLE } from '../http/rate-limits.ts'
+import { ref } from '../http/schema-refs.ts'
+import { OVERLOADED, shedHeaders } from '../http/shedding.ts'
 import type { ErrorCode } from './route-module.ts'
 
 interface Header { type: 'string' | 'integer', description: string, examples?: unknown[], enum?: string[] }

@@ -1,15 +1,16 @@
 // The Kubernetes manifests, checked as the API server would check them (the API's schemas, through
 // kubernetes-models) and against the service itself: real probe routes, its port, its variables, its
 // shutdown grace, and the memory its V8 flags and its RSS budget call for.
-import { readdirSync, readFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { Type } from 'typebox'
 import { Compile } from 'typebox/compile'
-import { parseAllDocuments } from 'yaml'
+import { parse, parseAllDocuments } from 'yaml'
 import { ruleGroups } from '../../scripts/alert-rules.ts'
-import { ConfigSchema, loadConfig } from '../../src/config.ts'
-import { METRICS_PATH } from '../../src/plugins/app/metrics.ts'
+import { ConfigSchema, loadConfig, redisSentinels, sharedRedisConfigured } from '../../src/config.ts'
+import { METRICS_PATH } from '../../src/http/paths.ts'
 import { buildTestApp, DEALER_KEY, JWT_SECRET, PASSPORT_KEY } from '../helpers/build-app.ts'
 import { ROOT } from '../helpers/dockerfile.ts'
 import { startCommand } from '../../scripts/start-command.ts'
@@ -100,18 +101,19 @@ t.test('kustomization.yaml lists every manifest of the folder', async t => {
     'its image entry is the Deployment\'s image')
 })
 
+/** The API's model of a manifest; kubernetes-models is laid out by apiVersion: kubernetes-models/apps/v1... */
+async function model (manifest: Manifest) {
+  type ModelClass = new (data: unknown) => { validate (): void }
+  const module = await import(`kubernetes-models/${manifest.apiVersion}`) as Record<string, ModelClass>
+  const Model = module[manifest.kind]
+  if (Model === undefined) throw new Error(`no model for ${manifest.apiVersion} ${manifest.kind}`)
+  return new Model(manifest)
+}
+
 t.test('every manifest is valid against the Kubernetes API schema of its kind', async t => {
   const kinds = resources.map(d => `${d.manifest.apiVersion} ${d.manifest.kind}`).sort()
   t.strictSame(kinds, ['apps/v1 Deployment', 'autoscaling/v2 HorizontalPodAutoscaler', `${OPERATOR_API} PrometheusRule`,
     `${OPERATOR_API} ServiceMonitor`, 'policy/v1 PodDisruptionBudget', 'v1 ConfigMap', 'v1 Service'])
-  // kubernetes-models is laid out by apiVersion: kubernetes-models/apps/v1, kubernetes-models/v1...
-  const model = async (manifest: Manifest) => {
-    type ModelClass = new (data: unknown) => { validate (): void }
-    const module = await import(`kubernetes-models/${manifest.apiVersion}`) as Record<string, ModelClass>
-    const Model = module[manifest.kind]
-    if (Model === undefined) throw new Error(`no model for ${manifest.apiVersion} ${manifest.kind}`)
-    return new Model(manifest)
-  }
   for (const { file, manifest } of builtIn) {
     const instance = await model(manifest)
     t.doesNotThrow(() => instance.validate(), `${file}: ${manifest.kind} ${manifest.metadata.name}`)
@@ -354,4 +356,84 @@ t.test('the pods\' scrape annotations name the metrics port and path', async t =
   t.strictSame(container.ports.map(p => String(p.containerPort)), [podAnnotations['prometheus.io/port']],
     'the container port')
   t.equal(podAnnotations['prometheus.io/path'], METRICS_PATH)
+})
+
+interface PatchOperation { op: 'add' | 'remove' | 'replace', path: string, value?: unknown }
+
+/** RFC 6902's add, remove and replace, the operations the overlay uses, on a copy of `document`. */
+function applyJsonPatch<T> (document: T, operations: PatchOperation[]): T {
+  const patched = structuredClone(document)
+  for (const { op, path, value } of operations) {
+    const tokens = path.split('/').slice(1).map(token => token.replaceAll('~1', '/').replaceAll('~0', '~'))
+    const last = tokens.pop()!
+    let parent: unknown = patched
+    for (const token of tokens) parent = (parent as Record<string, unknown>)[token]
+    if (parent === undefined) throw new Error(`${path}: no such parent`)
+    if (Array.isArray(parent)) {
+      const index = last === '-' ? parent.length : Number(last)
+      parent.splice(index, op === 'add' ? 0 : 1, ...(op === 'remove' ? [] : [value]))
+      continue
+    }
+    const object = parent as Record<string, unknown>
+    if (op !== 'add' && !(last in object)) throw new Error(`${path}: nothing to ${op}`)
+    if (op === 'remove') delete object[last]
+    else object[last] = value
+  }
+  return patched
+}
+
+const SENTINEL_DIR = join(ROOT, 'deploy/kubernetes-sentinel')
+
+t.test('the Sentinel variant (deploy/kubernetes-sentinel): the manifests patched, valid, REDIS_SENTINELS in the ' +
+  'ConfigMap, passwords from the Secret', async t => {
+  const overlay = parse(readFileSync(join(SENTINEL_DIR, 'kustomization.yaml'), 'utf8')) as {
+    resources: string[], patches: Array<{ path: string, target: { kind: string, name: string } }>
+  }
+  t.strictSame(overlay.resources, ['../kubernetes'], 'an overlay of the manifests above')
+  const byName = new Map(resources.map(({ manifest }) => [`${manifest.kind}/${manifest.metadata.name}`, manifest]))
+  for (const { path, target } of overlay.patches) {
+    const name = `${target.kind}/${target.name}`
+    const manifest = byName.get(name)
+    t.ok(manifest !== undefined, `${path} patches ${name}, one of the manifests`)
+    if (manifest === undefined) continue
+    const operations = parse(readFileSync(join(SENTINEL_DIR, path), 'utf8')) as PatchOperation[]
+    byName.set(name, applyJsonPatch(manifest, operations))
+  }
+  const patchedMap = byName.get(`ConfigMap/${configMap.metadata.name}`) as unknown as typeof configMap
+  const patchedDeployment = byName.get(`Deployment/${deployment.metadata.name}`) as unknown as Deployment
+  for (const manifest of [patchedMap, patchedDeployment] as unknown as Manifest[]) {
+    const instance = await model(manifest)
+    t.doesNotThrow(() => instance.validate(), `${manifest.kind} still valid against the API schema`)
+  }
+
+  t.notOk('REDIS_URL' in patchedMap.data, 'no REDIS_URL in the ConfigMap: the Sentinels name the primary')
+  const patchedContainer = patchedDeployment.spec.template.spec.containers[0]!
+  const known = new Set(Object.keys(ConfigSchema.properties))
+  for (const name of [...Object.keys(patchedMap.data), ...patchedContainer.env.map(e => e.name)]) {
+    t.ok(known.has(name) || /^OTEL_[A-Z_]+$/.test(name), `${name} is in ConfigSchema or a standard OTEL_* variable`)
+  }
+  const refs = patchedContainer.env.map(e => ({ name: e.name, ref: e.valueFrom?.secretKeyRef }))
+  t.ok(refs.every(r => r.ref?.name === 'dealer-profile-bff-keys' && r.ref.key === r.name),
+    'every env entry a key of the one Secret, named as its variable')
+  t.match(refs.filter(r => r.name.startsWith('REDIS_')), [
+    { name: 'REDIS_SENTINEL_PASSWORD', ref: { optional: true } }, { name: 'REDIS_URL', ref: { optional: true } }
+  ], 'the Sentinels\' password and the primary\'s (REDIS_URL) from the Secret, both optional')
+  const secrets = { PASSPORT_API_KEY: PASSPORT_KEY, DEALER_API_KEY: DEALER_KEY, AUTH_JWT_SECRET: JWT_SECRET }
+  for (const extra of [{}, { REDIS_SENTINEL_PASSWORD: 'sentinel-password', REDIS_URL: 'rediss://:pw@primary/0' }]) {
+    const config = loadConfig({ ...patchedMap.data, ...secrets, ...extra })
+    t.ok(sharedRedisConfigured(config), `the pod gets a shared Redis (Secret keys: ${Object.keys(extra).join(', ')})`)
+    t.equal(redisSentinels(config.REDIS_SENTINELS!).length, 3, 'three Sentinels')
+  }
+
+  // kubectl, where installed (not needed in CI): its own rendering of the overlay is the one checked above.
+  const kubectl = ['/usr/local/bin/kubectl', '/usr/bin/kubectl'].find(path => existsSync(path))
+  if (kubectl === undefined) return
+  const rendered = execFileSync(kubectl, ['kustomize', SENTINEL_DIR], { encoding: 'utf8', timeout: 30_000 })
+  const built = new Map(parseAllDocuments(rendered).map(doc => doc.toJS() as Manifest)
+    .map(manifest => [`${manifest.kind}/${manifest.metadata.name}`, manifest]))
+  const builtMap = built.get(`ConfigMap/${configMap.metadata.name}`) as unknown as typeof configMap
+  const builtDeployment = built.get(`Deployment/${deployment.metadata.name}`) as unknown as Deployment
+  t.same(builtMap.data, patchedMap.data, 'kubectl kustomize: the same ConfigMap')
+  t.same(builtDeployment.spec.template.spec.containers[0]!.env, patchedContainer.env,
+    'kubectl kustomize: the same variables from the Secret')
 })

@@ -46,7 +46,7 @@ t.test('every file or folder of the code layout in docs/architecture.md exists',
   for (const path of paths) t.ok(existsSync(root(path)), path)
 })
 
-t.test('the nginx configuration docs/operations.md shows is the one the load-balancer test runs', async t => {
+t.test('the nginx configuration docs/operations.md shows is the one the fleet test runs', async t => {
   const shown = /```nginx\n([\s\S]*?)```/.exec(section(page('docs/operations.md'), 'Several instances and Redis'))?.[1]
   t.equal(shown, readFileSync(root('deploy/nginx/dealer-bff.conf'), 'utf8'),
     'the page and deploy/nginx/dealer-bff.conf are the same text')

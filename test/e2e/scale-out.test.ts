@@ -1,12 +1,16 @@
 // Several instances on one real Redis (REDIS_URL), each listening on its own port in front of the
 // sandbox upstream: one limit per client whichever instance answers, and Redis only best-effort (down,
-// killed mid-run or late at start-up, every request is still served; once back, the limits hold again).
+// killed mid-run or late at start-up, requests are served on each instance's own count; once back, the limits
+// are shared again).
 import t, { type Test } from 'tap'
 import { Redis } from 'ioredis'
+import { once } from 'node:events'
 import { Writable } from 'node:stream'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { buildApp, type AppOverrides } from '../../src/app.ts'
 import { signToken } from '../../sandbox/sign.ts'
-import { clientDigest } from '../../src/plugins/external/rate-limit.ts'
+import { clientDigest } from '../../src/http/rate-limits.ts'
+import { connectRedis } from '../../src/shared-redis.ts'
 import { startSandboxUpstream } from '../../sandbox/upstream.ts'
 import { ivanov, petrova } from '../../sandbox/seed.ts'
 import { configProblems, CONSOLE_KEY, DEALER_KEY, JWT_SECRET, PASSPORT_KEY, testConfig } from '../helpers/build-app.ts'
@@ -126,26 +130,47 @@ if (binaries !== undefined) {
     t.equal(await redisState(bases[0]!), 'up', '/health/ready reports Redis up')
   })
 
-  t.test('Redis killed mid-run: every request served; restarted on its port: the shared limit holds again', async t => {
+  t.test('Redis killed mid-run: each instance limits on its own; restarted on its port: the shared limit holds ' +
+    'again', async t => {
     const redis = await startRedis(t, redisBinary)
     const upstream = await sandbox(t)
     const bases = [await instance(t, upstream, redis), await instance(t, upstream, redis)]
     t.same((await alternate(bases, IVANOV, 2)).map(a => a.status), [200, 200])
 
     await redis.kill()
-    const during = await alternate(bases, IVANOV, 2 * LIMIT)
-    t.same(during.map(a => a.status), Array(2 * LIMIT).fill(200), 'limits fail open: every request answered 200')
+    const during = await alternate(bases, IVANOV, 2 * LIMIT + 2)
+    t.same(during.map(a => a.status), [...Array(2 * LIMIT).fill(200), 429, 429],
+      'not unlimited: each instance serves the limit on its own count, then refuses')
+    t.same(during.slice(0, 2).map(a => a.headers['x-ratelimit-remaining']), [String(LIMIT - 1), String(LIMIT - 1)],
+      'each instance counts from its own start, not from the count Redis held')
     const ready = await get(`${bases[0]!}/health/ready`)
     t.equal(ready.status, 200, 'still ready: Redis is best-effort')
     t.same(JSON.parse(ready.body), { status: 'ready', redis: 'down' })
     const metrics = (await get(`${bases[0]!}/metrics`, { authorization: `Bearer ${METRICS_KEY}` })).body
     t.match(metrics, /^bff_redis_up 0$/m, 'the outage is in the metrics')
-    t.match(metrics, /^bff_rate_limit_store_failures_total [1-9]\d*$/m, 'and so are the checks that failed open')
+    t.match(metrics, /^bff_rate_limit_store_failures_total [1-9]\d*$/m, 'and so are the checks Redis failed')
+    t.match(metrics, /^bff_rate_limit_local_total 1$/m, 'and the request this instance refused on its own count')
 
     await redis.start()
     await eventually(async () => (await redisState(bases[0]!)) === 'up' && (await redisState(bases[1]!)) === 'up',
       'both instances reconnect')
     await assertSharedLimit(t, bases, PETROVA)
+  })
+
+  t.test('a client ioredis ended on its own (as a Sentinel announcement mid-connection does) connects again; ' +
+    'closed, it stays closed', async t => {
+    const redis = await startRedis(t, redisBinary)
+    const shared = connectRedis(Redis, {
+      REDIS_URL: redis.url, REDIS_SENTINEL_NAME: 'mymaster', REDIS_TIMEOUT_MS: 100, REDIS_CONNECT_TIMEOUT_MS: 1000
+    }, { info () {}, warn () {} })
+    t.teardown(() => shared.close())
+    await once(shared.client, 'ready')
+    shared.client.disconnect()
+    await once(shared.client, 'ready')
+    t.equal(await shared.client.ping(), 'PONG', 'answering again')
+    await shared.close()
+    await sleep(300)
+    t.equal(shared.client.status, 'end', 'closed stays closed')
   })
 
   t.test('Redis down at start-up: the instance starts and serves, and enforces once Redis appears', async t => {
@@ -174,18 +199,20 @@ if (binaries !== undefined) {
 
     redis.pause()
     t.teardown(() => redis.resume())
-    const during = await alternate([base], IVANOV, LIMIT + 2)
-    t.same(during.map(a => a.status), Array(LIMIT + 2).fill(200), 'limits fail open while Redis does not answer')
+    const during = await alternate([base], IVANOV, LIMIT + 1)
+    t.same(during.map(a => a.status), [...Array(LIMIT).fill(200), 429],
+      'served on the instance\'s own count while Redis does not answer, then limited')
     t.equal(await redisState(base), 'down')
 
     redis.resume()
-    await eventually(async () =>
-      (await get(`${base}${PROFILE}`, PETROVA)).headers['x-ratelimit-remaining'] !== String(LIMIT),
-    'a probe reaches Redis again and the limits count')
+    await eventually(async () => {
+      await get(`${base}${PROFILE}`, PETROVA)
+      return (await redisState(base)) === 'up'
+    }, 'a probe reaches Redis again')
     const changes = logs.filter(line => /^Redis /.test(line.msg)).map(line => line.msg)
     t.same(changes, [
       'Redis connected: rate limits are shared',
-      'Redis unreachable: rate limits fail open until it answers again',
+      'Redis unreachable: each instance limits on its own until it answers again',
       'Redis answers again: rate limits are shared'
     ], 'one line per state change, none per request')
   })

@@ -221,13 +221,15 @@ export interface ServerProcess {
  * stdout is read into `logs`, or goes to `stdout` (a pipe to another process, say), then the listener is
  * awaited by connecting. Event-loop shedding is off unless `env` sets it: on a loaded machine a fresh
  * process's own start-up lags its loop past the bound, and its first requests were shed with 503. `covered`: the
- * test ends the process with a signal it exits on, so its coverage is written; otherwise it runs without.
+ * test ends the process with a signal it exits on, so its coverage is written; otherwise it runs without. `port`:
+ * that one (a restart where a balancer expects it) rather than a free one.
  */
 export async function startServerProcess (
-  t: Test, env: Record<string, string>, { stdout, covered = false }: { stdout?: Writable, covered?: boolean } = {}
+  t: Test, env: Record<string, string>,
+  { stdout, covered = false, port: chosen }: { stdout?: Writable, covered?: boolean, port?: number } = {}
 ): Promise<ServerProcess> {
   const cwd = mkdtempSync(join(tmpdir(), 'bff-instance-'))
-  const port = stdout === undefined ? 0 : await freePort()
+  const port = chosen ?? (stdout === undefined ? 0 : await freePort())
   const server = run(process.execPath, [join(ROOT, 'src/server.ts')], {
     cwd,
     env: {
@@ -275,5 +277,93 @@ export async function eventually (check: () => Promise<boolean>, what: string, m
   while (!await check()) {
     if (Date.now() > deadline) throw new Error(`${what}: still not the case after ${ms} ms`)
     await new Promise(resolve => setTimeout(resolve, 100))
+  }
+}
+
+export interface SentinelGroup {
+  /** REDIS_SENTINELS for the instances: the three Sentinels' `127.0.0.1:port`. */
+  sentinels: string
+  /** The group's name (REDIS_SENTINEL_NAME's default). */
+  name: string
+  /** The port of the primary the Sentinels name now. */
+  primaryPort (): Promise<number>
+  /** The port of the replica it started with. */
+  replicaPort: number
+  /** SIGKILL to the primary of the moment, as a crash would; its port. */
+  killPrimary (): Promise<number>
+}
+
+/**
+ * A Redis primary and its replica under three Sentinels (`redis-server --sentinel`, quorum 2), each on a free port
+ * with its files in a temporary directory, nothing saved to disk. A primary unanswering for a second is failed
+ * over. Resolves once the replica is in sync and every Sentinel knows the replica and the other two.
+ */
+export async function startSentinelGroup (t: Test, binary: string): Promise<SentinelGroup> {
+  const { Redis } = await import('ioredis')
+  const dir = mkdtempSync(join(tmpdir(), 'bff-sentinel-'))
+  const processes = new Map<number, Process>()
+  t.teardown(async () => {
+    for (const server of processes.values()) await stop(server)
+    rmSync(dir, { recursive: true, force: true })
+  })
+  const start = async (port: number, args: string[]) => {
+    const server = run(binary, args, { cwd: dir })
+    processes.set(port, server)
+    await accepting(port, server.child, server.stderr)
+  }
+  /** One command on a connection of its own, closed after. */
+  const ask = async (port: number, ...command: [string, ...Array<string | number>]) => {
+    const client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0 })
+    try {
+      await client.connect()
+      return await client.call(...command)
+    } finally {
+      client.disconnect()
+    }
+  }
+  const name = 'mymaster'
+  const ports = await Promise.all(Array.from({ length: 5 }, async () => await freePort()))
+  const [primary, replica, ...sentinelPorts] = ports
+  const data = (port: number) => ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no',
+    '--dir', dir, '--dbfilename', `dump-${port}.rdb`]
+  await start(primary!, data(primary!))
+  await start(replica!, [...data(replica!), '--replicaof', '127.0.0.1', String(primary)])
+  await eventually(async () => /master_link_status:up/.test(String(await ask(replica!, 'INFO', 'replication'))),
+    'the replica in sync')
+  for (const port of sentinelPorts) {
+    // Sentinel rewrites its configuration file as it learns: one writable file each.
+    const conf = join(dir, `sentinel-${port}.conf`)
+    writeFileSync(conf, [
+      `port ${port}`, 'bind 127.0.0.1', `dir ${dir}`,
+      `sentinel monitor ${name} 127.0.0.1 ${primary} 2`,
+      `sentinel down-after-milliseconds ${name} 1000`,
+      `sentinel failover-timeout ${name} 3000`,
+      `sentinel parallel-syncs ${name} 1`
+    ].join('\n') + '\n')
+    await start(port, [conf, '--sentinel'])
+  }
+  const known = async (port: number) => {
+    const fields = await ask(port, 'SENTINEL', 'MASTER', name) as string[]
+    const field = (key: string) => Number(fields[fields.indexOf(key) + 1])
+    return field('num-slaves') === 1 && field('num-other-sentinels') === 2
+  }
+  await eventually(async () => (await Promise.all(sentinelPorts.map(known))).every(Boolean),
+    'every Sentinel knows the replica and the other two', 30_000)
+
+  const primaryPort = async () => {
+    const [, port] = await ask(sentinelPorts[0]!, 'SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name) as [string, string]
+    return Number(port)
+  }
+  return {
+    sentinels: sentinelPorts.map(port => `127.0.0.1:${port}`).join(','),
+    name,
+    primaryPort,
+    replicaPort: replica!,
+    async killPrimary () {
+      const port = await primaryPort()
+      await stop(processes.get(port)!)
+      processes.delete(port)
+      return port
+    }
   }
 }

@@ -1,7 +1,8 @@
 // The lint rules that keep the layers pointing one way (eslint.config.js, docs/architecture.md): each zone of
-// import-x/no-restricted-paths fails on a deliberate violation, the imports the layer table allows pass, and an
-// import cycle fails. The project's config is copied into a temporary directory and only a few synthetic files
-// are linted there: nothing is written into the checkout, and the real tree is linted by `npm run lint`.
+// import-x/no-restricted-paths fails on a deliberate violation, the imports the layer table allows pass, a route or a
+// plugin importing a value from a plugin file fails while a type passes, and an import cycle fails. The project's
+// config is copied into a temporary directory and only a few synthetic files are linted there: nothing is written
+// into the checkout, and the real tree is linted by `npm run lint`.
 import t from 'tap'
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -11,8 +12,8 @@ import { ESLint, type Linter } from 'eslint'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 
-/** One synthetic file of the temporary tree that imports another. */
-interface Case { file: string, imports: string }
+/** One synthetic file of the temporary tree that imports another (a value, unless `type`). */
+interface Case { file: string, imports: string, type?: true }
 
 /** Imports that break a zone: each must be reported (and between them, every zone must be). */
 const violations: Case[] = [
@@ -22,6 +23,7 @@ const violations: Case[] = [
   { file: 'bench/x.ts', imports: 'test/helpers/tokens.ts' },
   { file: 'src/errors.ts', imports: 'src/plugins/app/errors.ts' },
   { file: 'src/client-errors.ts', imports: 'src/app.ts' },
+  { file: 'src/config/x.ts', imports: 'src/upstream/client.ts' },
   { file: 'src/tracing/x.ts', imports: 'src/upstream/client.ts' },
   { file: 'src/tracing/x.ts', imports: 'src/plugins/app/metrics.ts' },
   { file: 'src/auth/x.ts', imports: 'src/plugins/app/auth.ts' },
@@ -35,7 +37,21 @@ const violations: Case[] = [
   { file: 'src/profile/x.ts', imports: 'src/plugins/app/auth.ts' },
   { file: 'src/profile/y.ts', imports: 'src/routes/profile.ts' },
   { file: 'src/plugins/app/x.ts', imports: 'src/routes/profile.ts' },
-  { file: 'src/routes/x.ts', imports: 'src/app.ts' }
+  { file: 'src/routes/x.ts', imports: 'src/app.ts' },
+  { file: 'src/http/x.ts', imports: 'src/plugins/app/auth.ts' },
+  { file: 'src/http/y.ts', imports: 'src/upstream/client.ts' },
+  { file: 'src/metrics/x.ts', imports: 'src/auth/caller.ts' },
+  { file: 'src/upstream/w.ts', imports: 'src/http/paths.ts' },
+  { file: 'src/profile/z.ts', imports: 'src/metrics/registry.ts' }
+]
+
+/** Value imports of a plugin file from a route or from another plugin file: each must be reported. */
+const pluginValues: Case[] = [
+  { file: 'src/routes/v.ts', imports: 'src/plugins/app/auth.ts' },
+  { file: 'src/routes/w.ts', imports: 'src/plugins/external/rate-limit.ts' },
+  { file: 'src/plugins/app/v.ts', imports: 'src/plugins/app/metrics.ts' },
+  { file: 'src/plugins/app/w.ts', imports: 'src/plugins/external/docs.ts' },
+  { file: 'src/plugins/external/v.ts', imports: 'src/plugins/app/auth.ts' }
 ]
 
 /** Imports the layer table allows: none may be reported by a zone. */
@@ -48,8 +64,21 @@ const allowed: Case[] = [
   { file: 'src/upstream/contract/ok.ts', imports: 'src/errors.ts' },
   { file: 'src/upstream/ok.ts', imports: 'src/tracing/tracer.ts' },
   { file: 'src/shared-ok.ts', imports: 'src/config.ts' },
+  { file: 'src/config.ts', imports: 'src/config/server.ts' },
+  { file: 'src/config/ok.ts', imports: 'src/errors.ts' },
+  { file: 'src/upstream/ok.ts', imports: 'src/config/upstream.ts' },
   { file: 'src/plugins/app/ok.ts', imports: 'src/profile/flow.ts' },
-  { file: 'src/routes/ok.ts', imports: 'src/plugins/app/auth.ts' },
+  { file: 'src/plugins/app/ok.ts', imports: 'src/http/paths.ts' },
+  { file: 'src/plugins/app/ok.ts', imports: 'src/metrics/registry.ts' },
+  { file: 'src/plugins/app/ok.ts', imports: 'src/plugins/app/metrics.ts', type: true },
+  { file: 'src/plugins/external/ok.ts', imports: 'src/plugins/app/auth.ts', type: true },
+  { file: 'src/plugins/external/ok.ts', imports: 'src/upstream/client.ts' },
+  { file: 'src/routes/ok.ts', imports: 'src/plugins/app/auth.ts', type: true },
+  { file: 'src/routes/ok.ts', imports: 'src/http/rate-limits.ts' },
+  { file: 'src/http/ok.ts', imports: 'src/auth/caller.ts' },
+  { file: 'src/http/ok.ts', imports: 'src/config.ts' },
+  { file: 'src/metrics/ok.ts', imports: 'src/prom.ts' },
+  { file: 'src/app.ts', imports: 'src/plugins/app/auth.ts' },
   { file: 'src/server.ts', imports: 'src/app.ts' },
   { file: 'src/app.ts', imports: 'src/routes/profile.ts' },
   { file: 'sandbox/ok.ts', imports: 'src/config.ts' }
@@ -66,11 +95,11 @@ async function configuredZones (): Promise<Array<{ message: string }>> {
   throw new Error('eslint.config.js has no import-x/no-restricted-paths rule')
 }
 
-/** A file importing `target` (a side-effect import is enough for the rules), relative to itself. */
-function importer (from: string, target: string): string {
-  let path = relative(dirname(from), target)
+/** A file importing `target` (a side-effect import is a value import to the rules), relative to itself. */
+function importer ({ file, imports, type }: Case): string {
+  let path = relative(dirname(file), imports)
   if (!path.startsWith('.')) path = `./${path}`
-  return `import '${path}'\n`
+  return type === true ? `import type { T } from '${path}'\n` : `import '${path}'\n`
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'layers-'))
@@ -81,9 +110,10 @@ writeFileSync(join(dir, 'package.json'), '{ "type": "module" }\n')
 symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir')
 
 const files = new Map<string, string>()
-for (const { file, imports } of [...violations, ...allowed]) {
-  files.set(file, (files.get(file) ?? '') + importer(file, imports))
-  if (!files.has(imports)) files.set(imports, 'export {}\n')
+const cases = [...violations, ...pluginValues, ...allowed]
+for (const c of cases) {
+  files.set(c.file, (files.get(c.file) ?? '') + importer(c))
+  if (!files.has(c.imports)) files.set(c.imports, 'export {}\n')
 }
 files.set('src/cycle-a.ts', "import { b } from './cycle-b.ts'\nexport const a = (): unknown => b\n")
 files.set('src/cycle-b.ts', "import { a } from './cycle-a.ts'\nexport const b = (): unknown => a\n")
@@ -92,17 +122,20 @@ for (const [file, text] of files) {
   writeFileSync(join(dir, file), text)
 }
 
-const linted = [...new Set([...violations, ...allowed].map(c => c.file)), 'src/cycle-a.ts']
+const linted = [...new Set(cases.map(c => c.file)), 'src/cycle-a.ts']
 const results = await new ESLint({ cwd: dir }).lintFiles(linted.map(file => join(dir, file)))
 const messages = new Map(results.map(result => [relative(dir, result.filePath), result.messages]))
 
-/** The zone messages reported for `file`'s import of `imports`. */
-function zoneMessages ({ file, imports }: Case): string[] {
-  const line = (files.get(file) ?? '').split('\n').indexOf(importer(file, imports).trimEnd()) + 1
-  return (messages.get(file) ?? [])
-    .filter(message => message.ruleId === 'import-x/no-restricted-paths' && message.line === line)
+/** The messages `rule` reported for a case's import. */
+function ruleMessages (c: Case, rule: string): string[] {
+  const line = (files.get(c.file) ?? '').split('\n').indexOf(importer(c).trimEnd()) + 1
+  return (messages.get(c.file) ?? [])
+    .filter(message => message.ruleId === rule && message.line === line)
     .map(message => message.message)
 }
+
+const zoneMessages = (c: Case) => ruleMessages(c, 'import-x/no-restricted-paths')
+const pluginImportMessages = (c: Case) => ruleMessages(c, '@typescript-eslint/no-restricted-imports')
 
 t.test('every deliberate violation is reported by a zone', async t => {
   for (const violation of violations) {
@@ -115,8 +148,17 @@ t.test('every zone of the config fails on one of them', async t => {
   for (const { message } of await configuredZones()) t.ok(reported.includes(message), message)
 })
 
-t.test('the imports the layer table allows pass', async t => {
-  for (const fine of allowed) t.strictSame(zoneMessages(fine), [], `${fine.file} importing ${fine.imports}`)
+t.test('a route or a plugin importing a value from a plugin file fails', async t => {
+  for (const c of pluginValues) {
+    t.match(pluginImportMessages(c), [/imports no value from/], `${c.file} importing ${c.imports}`)
+  }
+})
+
+t.test('the imports the layer table allows pass, types from a plugin file too', async t => {
+  for (const fine of allowed) {
+    const what = `${fine.file} importing ${fine.type === true ? 'types of ' : ''}${fine.imports}`
+    t.strictSame([...zoneMessages(fine), ...pluginImportMessages(fine)], [], what)
+  }
 })
 
 t.test('an import cycle fails the lint', async t => {

@@ -4,7 +4,8 @@
 import { createHmac, generateKeyPairSync } from 'node:crypto'
 import t, { type Test } from 'tap'
 import { IVANOV } from '../../schemas/fixtures.ts'
-import { callerOf, verificationKey } from '../../src/plugins/app/auth.ts'
+import { callerOf } from '../../src/auth/caller.ts'
+import { verificationKey } from '../../src/auth/verification-key.ts'
 import { buildTestApp, JWT_SECRET } from '../helpers/build-app.ts'
 import { asymmetric, bearer, claimsFor, hs256, inSeconds, keyPair, unsigned, type Claims } from '../helpers/tokens.ts'
 

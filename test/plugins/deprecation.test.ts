@@ -5,7 +5,7 @@ import t from 'tap'
 import { Type } from 'typebox'
 import { AppVersionHeaders } from '../../schemas/app-version.ts'
 import { ClientNotFoundError } from '../../src/errors.ts'
-import { deprecated, deprecatedFields, deprecationHeaders } from '../../src/plugins/app/deprecation.ts'
+import { deprecated, deprecatedFields, deprecationHeaders } from '../../src/http/deprecation.ts'
 import { buildTestApp } from '../helpers/build-app.ts'
 import { bearer, hs256 } from '../helpers/tokens.ts'
 

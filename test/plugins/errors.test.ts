@@ -4,7 +4,9 @@ import { Type } from 'typebox'
 import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
 import errors from '../../src/plugins/app/errors.ts'
 import { languageOf, languagePrefix, toErrorBody } from '../../src/error-body.ts'
-import requestIdPlugin, { requestId } from '../../src/plugins/app/request-id.ts'
+import { requestId } from '../../src/http/request-id.ts'
+import requestIdPlugin from '../../src/plugins/app/request-id.ts'
+import routeMethods from '../../src/plugins/app/route-methods.ts'
 import {
   AppUpdateRequiredError, BadRequestError, ClientNotFoundError, details, errorCodes, HeadersTooLargeError,
   InternalError, languages, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, RateLimitedError,
@@ -20,6 +22,7 @@ async function build (t: Test) {
   const app = Fastify({ logger: false, genReqId: requestId, requestIdHeader: false, bodyLimit: 64 })
   app.setValidatorCompiler(TypeBoxValidatorCompiler)
   await app.register(requestIdPlugin)
+  await app.register(routeMethods)
   await app.register(errors)
   app.get('/boom', async () => { throw new Error('db password is hunter2 at /srv/app.ts:12') })
   app.get('/not-found', async () => { throw new ClientNotFoundError() })
@@ -185,6 +188,7 @@ const SAID: Array<[FastifyError, Texts]> = [
 /** A server on a free port whose route `/said/<i>` throws SAID[i] (and `/detail/<code>/<i>` a listed detail). */
 async function listening (t: Test, defaultLanguage?: Language): Promise<string> {
   const app = Fastify({ logger: false })
+  await app.register(routeMethods)
   await app.register(errors, defaultLanguage === undefined ? {} : { defaultLanguage })
   app.get<{ Params: { i: string } }>('/said/:i', async request => { throw SAID[Number(request.params.i)]![0] })
   const thrown = {

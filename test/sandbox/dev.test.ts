@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { IVANOV, PETROVA } from '../../schemas/fixtures.ts'
 import { startDev } from '../../sandbox/dev.ts'
-import { OVERLOADED } from '../../src/plugins/external/load-shedding.ts'
+import { OVERLOADED } from '../../src/http/shedding.ts'
 
 const DEV_SCRIPT = fileURLToPath(new URL('../../sandbox/dev.ts', import.meta.url))
 

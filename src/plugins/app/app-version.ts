@@ -10,11 +10,8 @@ import { Compile } from 'typebox/compile'
 import { APP_VERSION_HEADER, AppVersion } from '../../../schemas/app-version.ts'
 import type { Config } from '../../config.ts'
 import { AppUpdateRequiredError, BadRequestError } from '../../errors.ts'
-import { errorResponse } from '../external/docs.ts'
-import { appVersionMetrics, createAppVersionCounts, type AppVersionCounts } from './app-version-counts.ts'
-
-const MALFORMED_APP_VERSION = `${APP_VERSION_HEADER} must be a semantic version such as 2.14.0 ` +
-  '(MAJOR.MINOR.PATCH, optionally -prerelease and +build)'
+import { MALFORMED_APP_VERSION } from '../../http/app-version.ts'
+import { appVersionMetrics, createAppVersionCounts, type AppVersionCounts } from '../../metrics/app-versions.ts'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -25,14 +22,6 @@ declare module 'fastify' {
     /** The requests counted by app version; null when metrics are off. */
     appVersions: AppVersionCounts | null
   }
-}
-
-/** The answers a route that declares x-app-version adds to its documented responses. */
-export const appVersionResponses = {
-  400: errorResponse(`A malformed \`${APP_VERSION_HEADER}\` header.`, [new BadRequestError(MALFORMED_APP_VERSION)]),
-  426: errorResponse(`The app named in \`${APP_VERSION_HEADER}\` is older than the oldest version the service ` +
-    'serves (`MIN_APP_VERSION`): the message, for the app\'s user, asks to update it. Never sent without the header.',
-  [new AppUpdateRequiredError('2.14.0')])
 }
 
 /** Whether a version is below the minimum (none: nothing is); compares parsed versions, which never throws. */

@@ -2,32 +2,19 @@
 // alone. The algorithm follows the configured key, never the token (no `alg: none`, no HS256 signed with a public
 // key); with AUTH_JWKS_URL the token's `kid` picks the key, one verifier each, so a removed key's cached tokens go
 // with it.
-import { createPublicKey } from 'node:crypto'
 import fp from 'fastify-plugin'
 import fastifyJwt from '@fastify/jwt'
 import { createVerifier } from 'fast-jwt'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { Type, type Static } from 'typebox'
 import { Compile } from 'typebox/compile'
-import { Login, Uuid, VendorCode } from '../../../schemas/common.ts'
-import type { Caller } from '../../auth/caller.ts'
-import { KEY_SET_ALGORITHMS, type KeyAlgorithm } from '../../auth/jwk.ts'
+import { CallerClaims, type Caller } from '../../auth/caller.ts'
+import { KEY_SET_ALGORITHMS } from '../../auth/jwk.ts'
 import { keySetMetrics, RemoteKeySet } from '../../auth/key-set.ts'
 import { issuedInTheFuture } from '../../auth/token-time.ts'
+import { verificationKey, type JwtAlgorithm } from '../../auth/verification-key.ts'
 import type { Config } from '../../config.ts'
 import { KEY_SET_NOT_LOADED, ServiceUnavailableError, SigningKeyPendingError, UnauthorizedError } from '../../errors.ts'
-import { metricsOf } from './metrics.ts'
-
-/** The claims a caller's token must carry; others are ignored. */
-export const CallerClaims = Type.Object({
-  sub: Uuid,
-  login: Login,
-  vendor: VendorCode,
-  exp: Type.Number()
-}, { description: "Claims of a caller's bearer token: `sub` is the client's uid_client." })
-export type CallerClaims = Static<typeof CallerClaims>
-
-export type JwtAlgorithm = 'HS256' | KeyAlgorithm
+import { metricsOf } from '../../metrics/registry.ts'
 
 /** Tolerated clock difference between the token issuer and us, for `exp` and `nbf`. */
 const CLOCK_TOLERANCE_MS = 30_000
@@ -45,28 +32,6 @@ declare module 'fastify' {
     /** Set by `fastify.authenticate`; null on routes that do not use it. */
     caller: Caller | null
   }
-}
-
-/** The verification key and the one algorithm it admits, from the configuration. Throws on an unusable key. */
-export function verificationKey (
-  config: Pick<Config, 'AUTH_JWT_SECRET' | 'AUTH_JWT_PUBLIC_KEY'>
-): { key: string, algorithm: JwtAlgorithm } {
-  if (config.AUTH_JWT_SECRET !== undefined) return { key: config.AUTH_JWT_SECRET, algorithm: 'HS256' }
-  if (config.AUTH_JWT_PUBLIC_KEY === undefined) throw new Error('AUTH_JWT_SECRET or AUTH_JWT_PUBLIC_KEY is required')
-  let key
-  try {
-    key = createPublicKey(config.AUTH_JWT_PUBLIC_KEY)
-  } catch {
-    throw new Error('AUTH_JWT_PUBLIC_KEY is not a readable public key in PEM')
-  }
-  const details = key.asymmetricKeyDetails
-  if (key.asymmetricKeyType === 'rsa' && (details?.modulusLength ?? 0) >= 2048) {
-    return { key: config.AUTH_JWT_PUBLIC_KEY, algorithm: 'RS256' }
-  }
-  if (key.asymmetricKeyType === 'ec' && details?.namedCurve === 'prime256v1') {
-    return { key: config.AUTH_JWT_PUBLIC_KEY, algorithm: 'ES256' }
-  }
-  throw new Error('AUTH_JWT_PUBLIC_KEY must be an RSA (2048 bits or more, RS256) or P-256 EC (ES256) public key')
 }
 
 // RFC 6750 section 3: no error code when the request carries no bearer token at all.
@@ -242,9 +207,3 @@ export default fp<{ config: Config }>(async function auth (fastify, { config }) 
     request.caller = { vendor: claims.vendor, login: claims.login, uid_client: claims.sub.toUpperCase() }
   })
 }, { name: 'auth', dependencies: ['rate-limit'] })
-
-/** The caller of a route that runs `fastify.authenticate`; a route that forgot it fails closed. */
-export function callerOf (request: FastifyRequest): Caller {
-  if (request.caller === null) throw new UnauthorizedError('This endpoint needs an Authorization: Bearer token')
-  return request.caller
-}

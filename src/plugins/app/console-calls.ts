@@ -19,7 +19,6 @@ import { pointerToken } from '../../json-schema.ts'
 import { secretRedactor, type Redactor } from '../../redaction.ts'
 import type { Exchange } from '../../upstream/client.ts'
 import { isUpstreamError } from '../../upstream/errors.ts'
-import { pickTracingHeaders } from '../../upstream/transport/tracing-headers.ts'
 
 interface ConsoleCalls {
   /** The console route's hooks and body validator: the key check, the audit line. */
@@ -165,7 +164,7 @@ export default fp<{ config: Config }>(async function consoleCalls (fastify, { co
     }
     // Past the circuit breaker: an operator must see the real upstream, and must not move live traffic's breaker.
     const answered = await fastify.upstream.exchange(operation, params, {
-      headers: { ...pickTracingHeaders(request.headers), 'x-request-id': request.id },
+      headers: fastify.upstream.forwardedHeaders(request.headers, request.id),
       breaker: false,
       // The redaction and the serializer walk the whole body: bounded in depth first (a deeper one is shown as text).
       wholeBodyDepth: true

@@ -4,7 +4,6 @@ import fp from 'fastify-plugin'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { languageOf, toErrorBody } from '../../error-body.ts'
 import { MethodNotAllowedError, NotFoundError, type Language } from '../../errors.ts'
-import routeMethods from './route-methods.ts'
 
 /** Content-Language of an error answer, and Vary so that a cache keeps one answer per language. */
 function languageHeaders (reply: FastifyReply, language: Language): void {
@@ -22,8 +21,6 @@ interface ErrorsOptions {
 }
 
 async function errorsPlugin (fastify: import('fastify').FastifyInstance, { defaultLanguage = 'ru' }: ErrorsOptions) {
-  // Registered before any route (app.ts), it learns every route's methods as they are added.
-  await fastify.register(routeMethods)
   fastify.setErrorHandler(function handle (error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
     const language = languageOf(request.headers['accept-language'], defaultLanguage)
     const english = toErrorBody(error)
@@ -54,4 +51,4 @@ async function errorsPlugin (fastify: import('fastify').FastifyInstance, { defau
   })
 }
 
-export default fp(errorsPlugin, { name: 'errors' })
+export default fp(errorsPlugin, { name: 'errors', dependencies: ['route-methods'] })

@@ -1,27 +1,16 @@
 // Prometheus metrics at GET /metrics, for operators only: the registry and the scrape route. One Registry per
 // app (tests build many apps in one process; the global registry would make their metrics clash). Each owner puts
 // its own metrics on it (src/prom.ts): the plugin owning a source calls the owner's `<owner>Metrics` with
-// `metricsOf(fastify)`; so this plugin comes before them. Every label value comes from a small known set (route
-// patterns, operation names, outcomes, sections): never a user id, login, token or key.
+// `metricsOf(fastify)` (src/metrics/registry.ts); so this plugin comes before them. Every label value comes from a
+// small known set (route patterns, operation names, outcomes, sections): never a user id, login, token or key.
 // Off unless METRICS_API_KEY is set; a scrape then needs `Authorization: Bearer <METRICS_API_KEY>`.
 import fp from 'fastify-plugin'
-import type { FastifyInstance } from 'fastify'
-import type { Registry } from 'prom-client'
 import { consoleKeyCheck } from '../../auth/key-check.ts'
 import type { Config } from '../../config.ts'
 import { UnauthorizedError } from '../../errors.ts'
-import type { PromClient } from '../../prom.ts'
-import { frontMetrics } from './front-metrics.ts'
-
-export const METRICS_PATH = '/metrics'
-
-export interface Metrics {
-  /** prom-client's classes, for the owners to make their metrics with. */
-  readonly prom: PromClient
-  readonly registry: Registry
-  /** One request refused by load shedding, by under-pressure's name of the bound it found exceeded. */
-  shed (pressure: string): void
-}
+import { METRICS_PATH } from '../../http/paths.ts'
+import { frontMetrics } from '../../metrics/front.ts'
+import type { Metrics } from '../../metrics/registry.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -68,8 +57,3 @@ export default fp<{ config: Pick<Config, 'METRICS_API_KEY'> }>(async function me
     return reply.type(registry.contentType).send(await registry.metrics())
   })
 }, { name: 'metrics' })
-
-/** The app's metrics, or null when they are off (or the metrics plugin is not registered, as in some tests). */
-export function metricsOf (fastify: FastifyInstance): Metrics | null {
-  return fastify.hasDecorator('metrics') ? fastify.metrics : null
-}

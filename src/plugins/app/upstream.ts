@@ -6,7 +6,7 @@ import type { Config } from '../../config.ts'
 import { breakerMetrics } from '../../upstream/breaker.ts'
 import { createUpstreamClient, type UpstreamClient } from '../../upstream/client.ts'
 import { upstreamMetrics } from '../../upstream/metrics.ts'
-import { metricsOf } from './metrics.ts'
+import { metricsOf } from '../../metrics/registry.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {

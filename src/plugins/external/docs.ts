@@ -3,16 +3,11 @@
 import fp from 'fastify-plugin'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import type { FastifyError } from 'fastify'
-import { ErrorBody } from '../../../schemas/errors.ts'
 import pkg from '../../../package.json' with { type: 'json' }
 import { CONSOLE_KEY_HEADER } from '../../auth/key-check.ts'
 import type { Config } from '../../config.ts'
-import { toErrorBody } from '../../error-body.ts'
-import { languages } from '../../errors.ts'
-import { ref } from '../app/shared-schemas.ts'
-
-export const DOCS_PREFIX = '/docs'
+import { LANGUAGE_LIST } from '../../http/error-response.ts'
+import { DOCS_PREFIX } from '../../http/paths.ts'
 
 const openapiInfo = {
   title: 'Dealer profile BFF',
@@ -30,20 +25,6 @@ const openapiInfo = {
   ].join('\n\n')
 }
 
-interface ResponseHeader { type: 'string', description: string, examples?: string[], enum?: string[] }
-
-const LANGUAGE_LIST = languages.map(language => `\`${language}\``).join(', ')
-
-/** Every error answer's language (the error handler's choice by Accept-Language). */
-const CONTENT_LANGUAGE: Record<string, ResponseHeader> = {
-  'content-language': {
-    type: 'string',
-    enum: [...languages],
-    description: `The language of \`message\`: one of ${LANGUAGE_LIST}, by the request's Accept-Language ` +
-      '(`DEFAULT_LANGUAGE` when it names neither). A `Vary: Accept-Language` header comes with it.'
-  }
-}
-
 /** The Accept-Language request header, documented on every operation (it picks the error answers' language). */
 const ACCEPT_LANGUAGE = {
   in: 'header',
@@ -53,23 +34,6 @@ const ACCEPT_LANGUAGE = {
     '(`en;q=0.9, ru;q=0.8`); `en-US` counts as `en`. Absent or naming neither, the service\'s `DEFAULT_LANGUAGE`. ' +
     'Error codes are the same in every language.',
   schema: { type: 'string', examples: ['ru', 'en', 'en-US,en;q=0.9,ru;q=0.8'] }
-}
-
-/**
- * A documented error response: the shared ErrorBody with one named example per error, each built by the
- * error handler's own mapping so the example is exactly what a client receives.
- */
-export function errorResponse (description: string, errors: FastifyError[], headers?: Record<string, ResponseHeader>) {
-  const examples = Object.fromEntries(errors.map(error => {
-    const value = toErrorBody(error)
-    return [value.code, { summary: value.message, value }]
-  }))
-  return {
-    description,
-    // Copies: a shared object would be written as a YAML anchor and alias.
-    headers: { ...headers, ...structuredClone(CONTENT_LANGUAGE) },
-    content: { 'application/json': { schema: ref(ErrorBody), examples } }
-  }
 }
 
 export default fp<{ config: Config }>(async function docs (fastify) {

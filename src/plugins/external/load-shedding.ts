@@ -5,21 +5,7 @@ import underPressure from '@fastify/under-pressure'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../../config.ts'
 import { ServiceUnavailableError } from '../../errors.ts'
-
-/** Seconds a shed client is told to wait. */
-export const SHED_RETRY_AFTER_S = 10
-export const OVERLOADED = 'The service is overloaded; retry later'
-
-/** The shed answer's header, for a route's documentation. */
-export function shedHeaders () {
-  return {
-    'retry-after': {
-      type: 'string' as const,
-      description: 'Seconds to wait before retrying; sent when the service sheds load.',
-      examples: [String(SHED_RETRY_AFTER_S)]
-    }
-  }
-}
+import { OVERLOADED, SHED_RETRY_AFTER_S } from '../../http/shedding.ts'
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -1,14 +1,15 @@
-// Rate limits per minute, in memory or in the Redis every instance shares (fails open): the profile per token `sub`,
-// the console per address, and refused credentials per address. Credentials are verified first and only refused
-// ones get 429, so no one can lock out honest callers sharing an address; nobody guesses a signature or a key.
-import { createHash } from 'node:crypto'
+// Rate limits per minute, in memory or in the Redis every instance shares (while it fails, each instance counts on
+// its own): the profile per token `sub`, the console per address, and refused credentials per address. Credentials
+// are verified first and only refused ones get 429, so no one can lock out honest callers sharing an address; nobody
+// guesses a signature or a key.
 import fp from 'fastify-plugin'
 import rateLimit from '@fastify/rate-limit'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../../config.ts'
 import { RateLimitedError } from '../../errors.ts'
-import { callerOf } from '../app/auth.ts'
-import { sharedStore } from './rate-limit-store.ts'
+import { sharedStore } from '../../http/rate-limit-store.ts'
+import { RATE_LIMIT_WINDOW_MS } from '../../http/rate-limits.ts'
+import { metricsOf } from '../../metrics/registry.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -17,62 +18,25 @@ declare module 'fastify' {
   }
 }
 
-const WINDOW_MS = 60_000
-
-/** The documented example of a 429's wait, in seconds. */
-export const RATE_LIMITED_EXAMPLE = 42
-
-/** The headers of a 429 on a route allowing `max` requests a minute, for its documentation. */
-export function limitHeaders (max: number) {
-  return {
-    'retry-after': {
-      type: 'string' as const,
-      description: 'Seconds until the window ends and requests are counted afresh.',
-      examples: ['42']
-    },
-    'x-ratelimit-limit': {
-      type: 'string' as const, description: 'Requests allowed per window (one minute).', examples: [String(max)]
-    },
-    'x-ratelimit-remaining': { type: 'string' as const, description: 'Requests left in this window.', examples: ['0'] },
-    'x-ratelimit-reset': { type: 'string' as const, description: 'Seconds until the window ends.', examples: ['42'] }
-  }
-}
-
-/** A client's id in a shared store's key: a digest (sha256, 128 bits), so Redis holds no personal data. */
-export function clientDigest (sub: string): string {
-  return createHash('sha256').update(sub).digest('base64url').slice(0, 22)
-}
-
-/** The profile's route config: per client (token `sub`), after `fastify.authenticate` has set the caller. */
-export function profileRateLimit (config: Pick<Config, 'RATE_LIMIT_PROFILE_PER_MINUTE' | 'REDIS_URL'>) {
-  // In memory the id itself is the key (no hashing on the hot path); in Redis, its digest.
-  const keyGenerator = config.REDIS_URL === undefined
-    ? (request: FastifyRequest) => `client:${callerOf(request).uid_client}`
-    : (request: FastifyRequest) => `client:${clientDigest(callerOf(request).uid_client)}`
-  return {
-    rateLimit: {
-      max: config.RATE_LIMIT_PROFILE_PER_MINUTE,
-      timeWindow: WINDOW_MS,
-      hook: 'preHandler' as const,
-      keyGenerator
-    }
-  }
-}
-
-/** The console's route config: per client address (the real one behind a trusted balancer, TRUST_PROXY). */
-export function consoleRateLimit (config: Pick<Config, 'RATE_LIMIT_CONSOLE_PER_MINUTE'>) {
-  return {
-    rateLimit: { max: config.RATE_LIMIT_CONSOLE_PER_MINUTE, timeWindow: WINDOW_MS }
-  }
+/** Requests refused on an instance's own count while the shared Redis could not count (a metric when on). */
+function localRefusals (fastify: FastifyInstance): () => void {
+  const metrics = metricsOf(fastify)
+  if (metrics === null) return () => {}
+  const counter = new metrics.prom.Counter({
+    name: 'bff_rate_limit_local_total',
+    help: 'Requests refused (429) on this instance\'s own count, while the shared Redis could not count.',
+    registers: [metrics.registry]
+  })
+  return () => { counter.inc() }
 }
 
 export default fp<{ config: Config }>(async function rateLimits (fastify, { config }) {
   await fastify.register(rateLimit, {
     global: false,
-    // Shared by every instance when Redis is configured; a failing Redis serves the request (fail open).
+    // Shared by every instance when Redis is configured; while it fails, each instance counts on its own.
     ...(fastify.redis === null
       ? {}
-      : { store: sharedStore(fastify.redis, config.REDIS_KEY_PREFIX), skipOnError: true }),
+      : { store: sharedStore(fastify.redis, config.REDIS_KEY_PREFIX, localRefusals(fastify)), skipOnError: true }),
     errorResponseBuilder: (request, context) => {
       request.log.warn({ limit: request.routeOptions.url, max: context.max }, 'rate limit reached')
       return new RateLimitedError(Math.ceil(context.ttl / 1000))
@@ -81,7 +45,7 @@ export default fp<{ config: Config }>(async function rateLimits (fastify, { conf
 
   // The default key: the client address, an IPv6 one by its /64 (one subscriber's whole network).
   const authFailures = fastify.createRateLimit({
-    max: config.RATE_LIMIT_AUTH_FAILURES_PER_MINUTE, timeWindow: WINDOW_MS
+    max: config.RATE_LIMIT_AUTH_FAILURES_PER_MINUTE, timeWindow: RATE_LIMIT_WINDOW_MS
   })
 
   fastify.decorate('refuseCredentials', async function refuseCredentials (

@@ -1,8 +1,8 @@
 // Each client's last good profile (docs/operations.md, Last-known profiles): kept per section after every fresh
 // answer, read only when fresh data cannot be had (or within PROFILE_FRESH_S), and only ever for the identity the
-// verified token names. In Redis when REDIS_URL and PROFILE_CACHE_KEY are set, else in the process.
+// verified token names. In the shared Redis when it is configured and PROFILE_CACHE_KEY is set, else in the process.
 import type { FastifyBaseLogger } from 'fastify'
-import { profileCacheKeys, type Config } from '../../config.ts'
+import { profileCacheKeys, sharedRedisConfigured, type Config } from '../../config.ts'
 import type { Caller } from '../../auth/caller.ts'
 import type { SharedRedis } from '../../shared-redis.ts'
 import { decodeEntry, encodeEntry, sectionsSince, type LastKnownEntry, type SectionTimes } from './entry.ts'
@@ -14,7 +14,7 @@ import { redisStore } from './redis-store.ts'
 export type { LastKnownEntry, SectionTimes } from './entry.ts'
 
 type LastKnownConfig = Pick<Config, 'PROFILE_STALE_IF_ERROR_S' | 'PROFILE_FRESH_S' | 'PROFILE_CACHE_MAX_BYTES' |
-  'PROFILE_CACHE_KEY' | 'PROFILE_CACHE_REDIS_PREFIX' | 'REDIS_URL'>
+  'PROFILE_CACHE_KEY' | 'PROFILE_CACHE_REDIS_PREFIX' | 'REDIS_URL' | 'REDIS_SENTINELS'>
 
 export interface LastKnownOptions {
   config: LastKnownConfig
@@ -75,9 +75,9 @@ export function createLastKnown (options: LastKnownOptions): LastKnown | null {
   // The memory store's copies are this instance's alone: its line says so, since a deletion is too.
   const perInstance = 'a client the passport no longer knows is forgotten by the instance that saw it only; ' +
     'with more than one replica set REDIS_URL and PROFILE_CACHE_KEY'
-  if (config.REDIS_URL !== undefined && !shared) {
-    log.warn({ lastKnown: { store: 'memory' } }, 'last-known profiles stay in this process, per instance: REDIS_URL ' +
-      `is set but PROFILE_CACHE_KEY is not (copies in Redis must be encrypted); ${perInstance}`)
+  if (sharedRedisConfigured(config) && !shared) {
+    log.warn({ lastKnown: { store: 'memory' } }, 'last-known profiles stay in this process, per instance: a shared ' +
+      `Redis is set but PROFILE_CACHE_KEY is not (copies in Redis must be encrypted); ${perInstance}`)
   } else {
     const { PROFILE_STALE_IF_ERROR_S: staleIfErrorS, PROFILE_FRESH_S: freshS } = config
     const settings = { store: store.kind, staleIfErrorS, freshS }

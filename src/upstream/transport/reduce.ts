@@ -1,6 +1,7 @@
 // What an upstream sends back, reduced before it is kept in an error or reaches a log line: an upstream may echo
-// our key or the client's login anywhere it writes (a Location, a Content-Type, a body, bytes that break HTTP).
-// docs/security.md, Secrets.
+// our key or the client's login anywhere it writes (a Location, a Content-Type, a body, bytes that break HTTP), so
+// only the parts needed are kept; the secrets in what is kept are redacted by src/redaction.ts. docs/security.md,
+// Secrets.
 
 const ABSOLUTE = /^(?:[a-z][a-z\d+.-]*:|\/\/)/i
 
@@ -26,32 +27,4 @@ export function reducedCause (cause: unknown): Error | undefined {
   const { code } = cause as { code?: unknown }
   if (typeof code === 'string') Object.assign(reduced, { code })
   return reduced
-}
-
-const REDACTED = '[redacted]'
-
-/** Percent-decoded, or the text itself where it is not valid percent-encoding. */
-function percentDecoded (text: string): string {
-  try {
-    return decodeURIComponent(text.replaceAll('+', ' '))
-  } catch {
-    return text
-  }
-}
-
-/**
- * Replaces each secret (the upstream keys, the caller's login) in a text. A text that holds one only once
- * percent-decoded is replaced whole: its encoded form cannot be cut out reliably.
- */
-export function redactor (secrets: readonly string[]): (text: string) => string {
-  const known = secrets.filter(secret => secret.length > 0)
-  return text => {
-    let out = text
-    for (const secret of known) out = out.replaceAll(secret, REDACTED)
-    if (out.includes('%') || out.includes('+')) {
-      const decoded = percentDecoded(out)
-      if (known.some(secret => decoded.includes(secret))) return REDACTED
-    }
-    return out
-  }
 }

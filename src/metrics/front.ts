@@ -2,7 +2,7 @@
 // requests load shedding refused. Labels never carry a raw URL: ids in paths and query strings stay out.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Registry } from 'prom-client'
-import { LATENCY_BUCKETS_SECONDS, type PromClient } from '../../prom.ts'
+import { LATENCY_BUCKETS_SECONDS, type PromClient } from '../prom.ts'
 
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
 /** under-pressure's names of the bounds we configure, as label values. */

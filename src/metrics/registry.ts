@@ -1,0 +1,18 @@
+// What the plugins owning a source of metrics get from the metrics plugin (plugins/app/metrics.ts): prom-client's
+// classes and the app's registry, to make their own metrics with (src/prom.ts), or null when metrics are off.
+import type { FastifyInstance } from 'fastify'
+import type { Registry } from 'prom-client'
+import type { PromClient } from '../prom.ts'
+
+export interface Metrics {
+  /** prom-client's classes, for the owners to make their metrics with. */
+  readonly prom: PromClient
+  readonly registry: Registry
+  /** One request refused by load shedding, by under-pressure's name of the bound it found exceeded. */
+  shed (pressure: string): void
+}
+
+/** The app's metrics, or null when they are off (or the metrics plugin is not registered, as in some tests). */
+export function metricsOf (fastify: FastifyInstance): Metrics | null {
+  return fastify.hasDecorator('metrics') ? fastify.metrics : null
+}
