@@ -16,6 +16,9 @@ import { requireBinaries } from '../helpers/real-servers.ts'
 
 /** A deployment's own copy of the runbook, as an operator would give it to `npm run alerts`. */
 const OPERATOR_RUNBOOK = 'https://git.dealer.example/ops/profile-bff/-/blob/main/docs/runbook.md'
+// promtool runs the rule tests three times, each a few seconds of CPU: tap's 60 s is too tight on a busy machine.
+t.setTimeout(180_000)
+
 const alerts = ruleGroups.flatMap(group => group.rules).filter((rule): rule is AlertRule => 'alert' in rule)
 
 interface Run { code: number, output: string }
