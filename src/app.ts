@@ -14,6 +14,7 @@ import { AccessLogController, loggerOptions } from './logger.ts'
 import appVersion from './plugins/app/app-version.ts'
 import auth from './plugins/app/auth.ts'
 import compression from './plugins/external/compress.ts'
+import consoleCalls from './plugins/app/console-calls.ts'
 import deprecation from './plugins/app/deprecation.ts'
 import docs from './plugins/external/docs.ts'
 import drain from './plugins/app/drain.ts'
@@ -31,9 +32,9 @@ import upstream from './plugins/app/upstream.ts'
 import { withTraceLogFields } from './tracing/log-fields.ts'
 import serverSpans from './tracing/server-spans.ts'
 import { activeTracer } from './tracing/tracer.ts'
-import consoleRoute, { consoleSchemas } from './routes/console.ts'
-import health, { healthSchemas, LIVE_PATH, READY_PATH } from './routes/health.ts'
-import profile, { profileSchemas } from './routes/profile.ts'
+import { LIVE_PATH, READY_PATH } from './routes/health.ts'
+import * as registry from './routes/registry.ts'
+import type { RouteModule } from './routes/route-module.ts'
 
 export interface AppOverrides {
   /** Replaces the upstream Agent (tests pass a MockAgent). */
@@ -61,6 +62,9 @@ const validatorCompiler: FastifySchemaCompiler<TSchema> = route => {
   const valid = Compile(route.schema)
   return value => valid.Check(value) || converting(value)
 }
+
+/** The route modules, from the registry's one line each. */
+const routeModules: RouteModule[] = Object.values(registry)
 
 export async function buildApp (config: Config, overrides: AppOverrides = {}) {
   // Tracing was started (or not) before the app was imported (server.ts); read once, here.
@@ -103,7 +107,7 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
   // The shared Redis (REDIS_URL or REDIS_SENTINELS) before the limits that count in it.
   await fastify.register(redis, { config })
   await fastify.register(rateLimits, { config })
-  await fastify.register(sharedSchemas, { roots: [...profileSchemas, ...consoleSchemas, ...healthSchemas] })
+  await fastify.register(sharedSchemas, { roots: routeModules.flatMap(route => route.schemas) })
   await fastify.register(docs, { config })
   await fastify.register(auth, { config })
   // Before every route: both hook the routes whose schema declares x-app-version or a deprecation as they are added.
@@ -115,10 +119,9 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
     ...(overrides.breakerNow === undefined ? {} : { breakerNow: overrides.breakerNow })
   })
   await fastify.register(profilePlugin, { config, ...(overrides.now === undefined ? {} : { now: overrides.now }) })
+  await fastify.register(consoleCalls, { config })
 
-  await fastify.register(health)
-  await fastify.register(profile, { config })
-  await fastify.register(consoleRoute, { config })
+  for (const route of routeModules) await fastify.register(route.plugin, { config })
   return fastify
 }
 

@@ -4,6 +4,9 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 
 /** The header an operator sends the console key in. */
 export const CONSOLE_KEY_HEADER = 'x-console-key'
+// No registered scheme exists for an API key header; the challenge names the header to send.
+export const CONSOLE_CHALLENGE = `${CONSOLE_KEY_HEADER} realm="request-console"`
+export const CONSOLE_UNAUTHORIZED = `Send the console key in the ${CONSOLE_KEY_HEADER} header`
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest()
 

@@ -4,8 +4,9 @@ import fp from 'fastify-plugin'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { KEY_SET_NOT_LOADED, ServiceUnavailableError } from '../errors.ts'
 import { errorResponse } from '../http/error-response.ts'
-import { ref } from '../http/schema-refs.ts'
 import { REDIS_STATES } from '../shared-redis.ts'
+import type { RouteModule } from './route-module.ts'
+import { documented, jsonAnswer } from './standard-answers.ts'
 
 const Live = Type.Object({ status: Type.Literal('ok') }, { $id: 'HealthLive', description: 'The process is up.' })
 const Ready = Type.Object({
@@ -13,12 +14,9 @@ const Ready = Type.Object({
   redis: Type.Optional(Type.Enum(REDIS_STATES, {
     description: 'The shared Redis of the rate limits and last-known profiles, when one is configured: `up`, ' +
       '`down` (each instance limits on its own, copies are misses), or `connecting` (not reached yet). ' +
-      'Informative only: ' +
-      'readiness never fails on it.'
+      'Informative only: readiness never fails on it.'
   }))
 }, { $id: 'HealthReady', description: 'Configured and able to serve.' })
-
-export const healthSchemas = [Live, Ready]
 
 /** The probes' paths (the load balancer's and the orchestrator's). */
 export const LIVE_PATH = '/health/live'
@@ -35,30 +33,30 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
   const keySet = fastify.hasDecorator('keySet') ? fastify.keySet : null
 
   fastify.get(LIVE_PATH, {
-    schema: {
+    schema: documented({
       operationId: 'getLiveness',
       tags: ['health'],
       summary: 'Liveness: the process is up',
       security: [],
-      response: { 200: ref(Live) }
-    },
+      response: { 200: jsonAnswer(Live) }
+    }),
     logLevel: 'warn'
   }, async () => ({ status: 'ok' as const }))
 
   fastify.get(READY_PATH, {
-    schema: {
+    schema: documented({
       operationId: 'getReadiness',
       tags: ['health'],
       summary: 'Readiness: configured and able to serve',
       security: [],
       response: {
-        200: ref(Ready),
+        200: jsonAnswer(Ready),
         503: errorResponse(
           'Shutting down, or (with AUTH_JWKS_URL) no key set loaded yet to verify callers with: the balancer should ' +
           'send no traffic.',
           [new ServiceUnavailableError(SHUTTING_DOWN)])
       }
-    },
+    }),
     logLevel: 'warn'
   }, async () => {
     if (closing) throw new ServiceUnavailableError(SHUTTING_DOWN)
@@ -70,4 +68,9 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
   })
 }
 
-export default fp(health, { name: 'health' })
+/** The probes in the route registry (registry.ts). */
+export default {
+  plugin: fp(health, { name: 'health' }),
+  schemas: [Live, Ready],
+  answers: { [`GET ${LIVE_PATH}`]: [], [`GET ${READY_PATH}`]: ['SERVICE_UNAVAILABLE'] }
+} satisfies RouteModule

@@ -1,20 +1,13 @@
-// The OpenAPI description of GET /api/users/profile: what the route answers, and each error's example as
-// the error handler renders it.
+// The OpenAPI description of GET /api/users/profile: what the route answers besides the standard answers of an app
+// route (standard-answers.ts), each error's example as the error handler renders it.
 import type {} from '@fastify/swagger'
 import { Type } from 'typebox'
-import { AppVersionHeaders } from '../../schemas/app-version.ts'
 import { Profile } from '../../schemas/profile.ts'
 import type { Config } from '../config.ts'
-import {
-  ClientNotFoundError, InternalError, RateLimitedError, ServiceUnavailableError, SigningKeyPendingError,
-  UnauthorizedError,
-  UpstreamBadResponseError, UpstreamTimeoutError, UpstreamUnavailableError
-} from '../errors.ts'
-import { appVersionResponses } from '../http/app-version.ts'
+import { ClientNotFoundError } from '../errors.ts'
 import { errorResponse } from '../http/error-response.ts'
-import { limitHeaders, RATE_LIMITED_EXAMPLE } from '../http/rate-limits.ts'
 import { ref } from '../http/schema-refs.ts'
-import { OVERLOADED, shedHeaders } from '../http/shedding.ts'
+import { appRoute } from './standard-answers.ts'
 
 const description = 'The profile of the client the bearer token names (claims `sub`, `login`, `vendor`); ' +
   `nothing in the
@@ -40,19 +33,15 @@ without a body. The service still loads the profile to compare; the 304 spares t
 
 const ETAG_EXAMPLE = '"MercZkLat8rnuDUdI9nkQa"'
 
-const UNAUTHORIZED_EXAMPLE = 'The bearer token has expired'
-const EXAMPLE_OPERATION = 'passport.get_client'
-
-const etag = {
+const etag = () => ({
   type: 'string' as const,
   description: 'A strong entity tag of the profile\'s JSON (a hash, before compression): send it back in ' +
     '`If-None-Match` to be answered 304 while the profile is unchanged.',
   examples: [ETAG_EXAMPLE]
-}
+})
 
-/** The request headers: the app's version, and the tag of the profile it holds. */
+/** The request header of the tag of the profile the app holds. */
 const ProfileRequestHeaders = Type.Object({
-  ...AppVersionHeaders.properties,
   'if-none-match': Type.Optional(Type.String({
     description: 'The `ETag` of the profile the app holds (RFC 9110 13.1.2: a comma list of tags, `W/` ' +
       'ignored in the comparison, or `*`). When one matches the profile\'s current tag the answer is 304 ' +
@@ -62,8 +51,8 @@ const ProfileRequestHeaders = Type.Object({
 })
 
 /** The headers that describe a profile answer, on the 200 and on the 304 that stands for it. */
-const profileHeaders = {
-  etag,
+const profileHeaders = () => ({
+  etag: etag(),
   'x-degraded': {
     type: 'string' as const,
     description: 'The `degraded` list as a comma list (`discount`, `contractor` or `discount,contractor`); ' +
@@ -82,83 +71,52 @@ const profileHeaders = {
       'absent when everything is fresh.',
     examples: [120]
   }
-}
+})
 
-const responses = {
-  200: {
-    description: 'The profile. A section named in `degraded` could not be loaded and is null; one named in `stale` ' +
-      'is the client\'s last good copy.',
-    headers: profileHeaders,
-    content: { 'application/json': { schema: ref(Profile) } }
+/** Personal data: kept by no shared cache; Vary as every answer, said of the profile. */
+const cacheHeaders = {
+  'cache-control': {
+    type: 'string' as const,
+    description: 'Personal data, kept by no cache but the app\'s own copy (revalidated with the `ETag`).',
+    examples: ['private, no-store']
   },
-  304: {
-    description: 'Not Modified: `If-None-Match` named the profile\'s current tag (or was `*`). No body; the ' +
-      'same `ETag`, `Cache-Control` and `Vary` as the 200, and its `x-degraded`, `x-stale` and `Age` when it ' +
-      'would have had them (they describe this answer: `Age` grows while the bytes stay the same).',
-    type: 'null' as const,
-    headers: {
-      ...profileHeaders,
-      'cache-control': {
-        type: 'string' as const,
-        description: 'As on the 200: personal data, kept by no cache but the app\'s own copy.',
-        examples: ['private, no-store']
-      },
-      vary: {
-        type: 'string' as const,
-        description: 'As on the 200 (`accept-encoding` while the service compresses).',
-        examples: ['accept-encoding']
-      }
-    }
-  },
-  401: errorResponse(
-    'No bearer token, or one that is malformed, expired, wrongly signed, of another algorithm, or without valid ' +
-      'claims.',
-    [new UnauthorizedError(UNAUTHORIZED_EXAMPLE)],
-    {
-      'www-authenticate': {
-        type: 'string',
-        description: '`Bearer`, with `error="invalid_token"` when a token was sent but refused (RFC 6750).',
-        examples: ['Bearer error="invalid_token"']
-      }
-    }),
-  404: errorResponse('The passport service does not know the client the token names.', [new ClientNotFoundError()]),
-  500: errorResponse(
-    'An unexpected failure of the service; the request id finds it in the logs.', [new InternalError()]),
-  502: errorResponse('The passport answer was unusable: an error status, not JSON, or outside its contract.',
-    [new UpstreamBadResponseError(EXAMPLE_OPERATION)]),
-  503: errorResponse(['The passport service could not be reached, or its circuit breaker is open (with `Retry-After`:',
-    'seconds until its next probe), or the service is shedding load (with `Retry-After`), or the token names a ' +
-      'signing key the key set does not hold yet while a refresh is not allowed (`SIGNING_KEY_PENDING`, with ' +
-      '`Retry-After`: retry the same token then).'].join(' '),
-  [new UpstreamUnavailableError(EXAMPLE_OPERATION), new ServiceUnavailableError(OVERLOADED),
-    new SigningKeyPendingError('12')],
-  {
-    'retry-after': {
-      ...shedHeaders()['retry-after'],
-      description: 'Seconds to wait before retrying; sent when the service sheds load, while the passport\'s ' +
-        'circuit breaker is open (until its next probe), and until the key set may be refreshed.'
-    }
-  }),
-  504: errorResponse('The passport service did not answer within its deadline or the profile budget.',
-    [new UpstreamTimeoutError(EXAMPLE_OPERATION)])
+  vary: {
+    type: 'string' as const,
+    description: '`accept-encoding` while the service compresses: the bytes depend on it, the `ETag` does not.',
+    examples: ['accept-encoding']
+  }
 }
 
 /** The route's schema: documentation, and the 200 answer's serializer. */
 export function profileRouteSchema (config: Config) {
-  return {
+  return appRoute({
     operationId: 'getProfile',
     tags: ['profile'],
     summary: "The caller's client profile",
     description,
-    security: [{ bearerAuth: [] }],
     headers: ProfileRequestHeaders,
     response: {
-      ...responses,
-      ...appVersionResponses,
-      429: errorResponse(
-        'Too many profile requests for this client (token `sub`) this minute, or too many refused tokens (or ' +
-          'tokens under a signing key not known yet) from this address.',
-        [new RateLimitedError(RATE_LIMITED_EXAMPLE)], limitHeaders(config.RATE_LIMIT_PROFILE_PER_MINUTE))
+      200: {
+        description: 'The profile. A section named in `degraded` could not be loaded and is null; one named in ' +
+          '`stale` is the client\'s last good copy.',
+        headers: { ...profileHeaders(), ...cacheHeaders },
+        content: { 'application/json': { schema: ref(Profile) } }
+      },
+      304: {
+        description: 'Not Modified: `If-None-Match` named the profile\'s current tag (or was `*`). No body; the ' +
+          'same `ETag`, `Cache-Control` and `Vary` as the 200, and its `x-degraded`, `x-stale` and `Age` when it ' +
+          'would have had them (they describe this answer: `Age` grows while the bytes stay the same).',
+        type: 'null' as const,
+        headers: { ...profileHeaders(), ...cacheHeaders }
+      },
+      404: errorResponse('The passport service does not know the client the token names.', [new ClientNotFoundError()])
     }
-  }
+  }, {
+    upstream: 'The passport service',
+    operation: 'passport.get_client',
+    limit: {
+      perMinute: config.RATE_LIMIT_PROFILE_PER_MINUTE,
+      counts: 'profile requests for this client (token `sub`)'
+    }
+  })
 }

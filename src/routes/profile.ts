@@ -3,15 +3,13 @@
 // An If-None-Match naming the answer's tag is 304 without a body (docs/api.md, Conditional requests).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import fresh from 'fresh'
-import type { TSchema } from 'typebox'
 import { Profile } from '../../schemas/profile.ts'
 import { callerOf } from '../auth/caller.ts'
 import type { Config } from '../config.ts'
 import { profileRateLimit } from '../http/rate-limits.ts'
 import { profileRouteSchema } from './profile-schema.ts'
-
-/** The front schemas this route answers with, registered as shared schemas. */
-export const profileSchemas: TSchema[] = [Profile]
+import type { RouteModule } from './route-module.ts'
+import { APP_ROUTE_CODES } from './standard-answers.ts'
 
 /** True when If-None-Match is `*` or lists `etag`, by weak comparison (RFC 9110 13.1.2); malformed tags never match. */
 function unchanged (ifNoneMatch: string | undefined, etag: string): boolean {
@@ -41,4 +39,9 @@ const profile: FastifyPluginAsyncTypebox<{ config: Config }> = async (fastify, {
   })
 }
 
-export default profile
+/** The profile in the route registry (registry.ts). */
+export default {
+  plugin: profile,
+  schemas: [Profile],
+  answers: { 'GET /api/users/profile': [...APP_ROUTE_CODES, 'CLIENT_NOT_FOUND'] }
+} satisfies RouteModule

@@ -4,8 +4,12 @@ import t from 'tap'
 import { Compile } from 'typebox/compile'
 import { ErrorBody } from '../../schemas/errors.ts'
 import * as catalog from '../../src/errors.ts'
+import * as registry from '../../src/routes/registry.ts'
+import type { RouteModule } from '../../src/routes/route-module.ts'
 import { buildTestApp, CONSOLE_KEY } from '../helpers/build-app.ts'
 import { bearer, claimsFor, hs256 } from '../helpers/tokens.ts'
+
+const routeModules: RouteModule[] = Object.values(registry)
 
 type Json = Record<string, any>
 
@@ -18,16 +22,8 @@ for (const value of Object.values(catalog)) {
   statusOf.set(error.code, error.statusCode)
 }
 
-/** What each route answers besides success (docs/api.md). */
-const answers: Record<string, string[]> = {
-  'POST /request-console': ['BAD_REQUEST', 'UNAUTHORIZED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE',
-    'RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE', 'UPSTREAM_BAD_RESPONSE', 'UPSTREAM_UNAVAILABLE',
-    'UPSTREAM_TIMEOUT'],
-  'GET /api/users/profile': ['UNAUTHORIZED', 'CLIENT_NOT_FOUND', 'RATE_LIMITED', 'INTERNAL_ERROR',
-    'SERVICE_UNAVAILABLE', 'UPSTREAM_BAD_RESPONSE', 'UPSTREAM_UNAVAILABLE', 'UPSTREAM_TIMEOUT', 'BAD_REQUEST',
-    'APP_UPDATE_REQUIRED', 'SIGNING_KEY_PENDING'],
-  'GET /health/ready': ['SERVICE_UNAVAILABLE']
-}
+/** What each route answers besides success (docs/api.md), as its module declares it in the route registry. */
+const answers: Record<string, readonly string[]> = Object.assign({}, ...routeModules.map(route => route.answers))
 /** Catalog codes no documented route answers, and why. */
 const answeredByNoRoute: Record<string, string> = {
   NOT_FOUND: 'the answer to a path that is not a route',

@@ -3,17 +3,19 @@
 // their schemas, and openapi.yaml identical to what the code generates.
 import t from 'tap'
 import { readFile } from 'node:fs/promises'
+import { isAlias, isNode, parseDocument, visit } from 'yaml'
 import { Compile } from 'typebox/compile'
 import pkg from '../../package.json' with { type: 'json' }
 import { ConsoleAnswer, ConsoleRequest } from '../../schemas/console.ts'
 import { ErrorBody } from '../../schemas/errors.ts'
-import { consoleSchemas } from '../../src/routes/console.ts'
-import { healthSchemas } from '../../src/routes/health.ts'
-import { profileSchemas } from '../../src/routes/profile.ts'
+import * as registry from '../../src/routes/registry.ts'
+import type { RouteModule } from '../../src/routes/route-module.ts'
 import { collectShared } from '../../src/http/schema-refs.ts'
 import { operationNames } from '../../schemas/operations.ts'
 import { generateOpenapi, OPENAPI_FILE } from '../../scripts/openapi.ts'
 import { buildTestApp } from '../helpers/build-app.ts'
+
+const routeModules: RouteModule[] = Object.values(registry)
 
 type Json = Record<string, any>
 
@@ -31,6 +33,20 @@ t.test('openapi.yaml is the document the code generates', async t => {
   t.match(served.headers['content-type'], /yaml/)
   t.match(served.body, /^openapi: 3\.1\.0$/m)
   t.ok(generated.endsWith(served.body), '/docs/yaml serves the content of openapi.yaml')
+})
+
+t.test('openapi.yaml holds no YAML anchor or alias: every part of the document is written out where it is', async t => {
+  const anchored = (text: string) => {
+    const found: string[] = []
+    visit(parseDocument(text), (_key, node) => {
+      if (isAlias(node)) found.push(`*${node.source}`)
+      else if (isNode(node) && node.anchor !== undefined) found.push(`&${node.anchor}`)
+    })
+    return found
+  }
+  t.same(anchored(await readFile(OPENAPI_FILE, 'utf8')), [],
+    'an object shared by two places of the document (a response, a header, an examples list): make it fresh per call')
+  t.same(anchored('a: &a1 [1]\nb: *a1\n'), ['&a1', '*a1'], 'the check sees anchors and aliases')
 })
 
 t.test('Swagger UI at /docs loads its scripts from files, none inline', async t => {
@@ -60,7 +76,7 @@ t.test('/docs/json: OpenAPI 3.1.0 with components named after the $ids and both 
   t.ok(Array.isArray(doc.servers) && doc.servers.length > 0)
 
   const names = Object.keys(doc.components.schemas)
-  const ids = collectShared([ErrorBody, ...profileSchemas, ...consoleSchemas, ...healthSchemas])
+  const ids = collectShared([ErrorBody, ...routeModules.flatMap(route => route.schemas)])
     .map(s => (s as { $id: string }).$id)
   t.same([...names].sort(), [...ids].sort(), 'one component per shared schema, named by its $id')
   for (const name of ['ErrorBody', 'ConsoleRequest', 'ConsoleAnswer', 'PassportParams', 'DealerParams']) {
