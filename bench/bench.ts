@@ -21,6 +21,7 @@ import { signToken } from '../sandbox/sign.ts'
 import { assignment, startEnv, startFlags } from '../scripts/start-command.ts'
 import { ConfigSchema } from '../src/config.ts'
 import { clientSet, type ClientSetName } from './clients.ts'
+import { PROFILE_PATH } from './floor-profile.ts'
 import { startChild, type Child } from './ipc.ts'
 import type { ProcessStats } from './meters.ts'
 import {
@@ -31,7 +32,6 @@ import type { SandboxStats } from './sandbox.ts'
 import type { StoreSettings } from './service.ts'
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url))
-const PROFILE_PATH = '/api/users/profile'
 const DELAY_MS = 20
 const CONNECTIONS = 50
 const MiB = 1024 * 1024

@@ -4,7 +4,7 @@
 // process that is gone, and is ignored.
 import { lstatSync, readFileSync } from 'node:fs'
 import { lstat, mkdir, rm, writeFile } from 'node:fs/promises'
-import { tmpdir, userInfo } from 'node:os'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { PrivateJwk } from './sign.ts'
 
@@ -30,13 +30,13 @@ export function devSigningFile (env: Record<string, string | undefined> = proces
   const runtime = env.XDG_RUNTIME_DIR
   const dir = runtime !== undefined && runtime !== ''
     ? join(runtime, 'dealer-profile-bff')
-    : join(tmpdir(), `dealer-profile-bff-${userInfo().uid}`)
+    : join(tmpdir(), `dealer-profile-bff-${process.getuid!()}`)
   return join(dir, 'dev-signing.json')
 }
 
 /** Whether `dir` is a real directory of this user that nobody else can enter (not a planted symlink). */
 function privateDirectory (dir: string, stats = lstatSync(dir)): boolean {
-  return stats.isDirectory() && stats.uid === userInfo().uid && (stats.mode & 0o077) === 0
+  return stats.isDirectory() && stats.uid === process.getuid!() && (stats.mode & 0o077) === 0
 }
 
 /** Writes the file afresh with mode 0600; refuses (throws) a directory another user could read or replace. */
@@ -77,7 +77,7 @@ export function readDevSigning (file: string): DevSigning | null {
   try {
     if (!privateDirectory(join(file, '..'))) return null
     const stats = lstatSync(file)
-    if (!stats.isFile() || stats.uid !== userInfo().uid || (stats.mode & 0o077) !== 0) return null
+    if (!stats.isFile() || stats.uid !== process.getuid!() || (stats.mode & 0o077) !== 0) return null
   } catch {
     return null
   }

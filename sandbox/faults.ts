@@ -8,6 +8,7 @@ import {
 } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { operationNames, operations, type KeyName, type OperationName } from '../schemas/operations.ts'
+import { CONSOLE_KEY_HEADER } from '../src/auth/key-check.ts'
 import type { SeededClient } from './seed.ts'
 import { startSandboxUpstream } from './upstream.ts'
 
@@ -42,7 +43,7 @@ interface HugeReport { operation: OperationName, bytesWritten: number, complete:
  */
 interface Received { method: string, path: string, headers: IncomingHttpHeaders, body: string }
 
-const CREDENTIALS = new Set(['authorization', 'proxy-authorization', 'cookie', 'x-console-key'])
+const CREDENTIALS = new Set(['authorization', 'proxy-authorization', 'cookie', CONSOLE_KEY_HEADER])
 
 /** `request` with its body `body` as `Received`, each of `keys`' values replaced by its name wherever it stands. */
 function received (request: IncomingMessage, body: Buffer, keys: Record<KeyName, string>): Received {

@@ -13,6 +13,8 @@ export const DEFAULT_PACKAGE = 'com.example.dealerprofile.models'
 export const KOTLIN_FILE = 'DealerProfileModels.kt'
 export const SWIFT_FILE = 'DealerProfileModels.swift'
 const OPENAPI_FILE = new URL('../openapi.yaml', import.meta.url)
+/** How long --from waits for the document: a service that hangs gets a message, not a command that never ends. */
+const FETCH_TIMEOUT_MS = 10_000
 
 export const USAGE = `Usage: npm run models -- --out DIR [--from URL] [--package NAME]
 
@@ -65,8 +67,13 @@ export async function readComponents (from?: string): Promise<Record<string, Jso
   else {
     let res: Response
     try {
-      res = await fetch(from, { headers: { accept: 'application/json, application/yaml' } })
+      res = await fetch(from, {
+        headers: { accept: 'application/json, application/yaml' }, signal: AbortSignal.timeout(FETCH_TIMEOUT_MS)
+      })
     } catch (error) {
+      if ((error as Error).name === 'TimeoutError') {
+        throw new ModelsError(`${from} did not answer within ${FETCH_TIMEOUT_MS / 1000} s`)
+      }
       throw new ModelsError(`cannot reach ${from}: ${(error as { cause?: Error }).cause?.message ?? 'no answer'}`)
     }
     if (!res.ok) throw new ModelsError(`${from} answered ${res.status}, not the OpenAPI document`)

@@ -130,7 +130,8 @@ export function runTokenCli (
   }
   let signing = readSigningVariables(env, cwd)
   // No secret and no key file: the live dev run's key, with the claims rules it verifies by.
-  const dev = values.jwk === undefined && signing.AUTH_JWT_SECRET === undefined
+  const dev = values.jwk === undefined && signing.AUTH_JWT_SECRET === undefined &&
+    env.AUTH_JWKS_URL === undefined && env.AUTH_JWT_PUBLIC_KEY === undefined
     ? readDevSigning(devSigningFile(env))
     : null
   if (dev !== null) {

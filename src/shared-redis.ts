@@ -112,6 +112,7 @@ export function connectRedis (RedisClient: typeof Redis, config: RedisConfig, lo
       log.warn({ redis: { primary: address, previous: primary } }, 'Redis primary changed: now counting there')
     }
     primary = address
+    restarts = 0
     goUp()
   }
 
@@ -119,10 +120,12 @@ export function connectRedis (RedisClient: typeof Redis, config: RedisConfig, lo
   // made: start again, as its own reconnections would, until closed.
   let closing = false
   let restart: NodeJS.Timeout | undefined
+  // Restarts since the last connection: the same backoff as ioredis's own reconnections, not a fixed 100 ms.
+  let restarts = 0
   client.on('end', () => {
     if (closing) return
     clearTimeout(restart)
-    restart = setTimeout(() => { if (!closing) client.connect().catch(() => {}) }, reconnectDelay(1))
+    restart = setTimeout(() => { if (!closing) client.connect().catch(() => {}) }, reconnectDelay(++restarts))
     restart.unref()
   })
   // Without an 'error' listener ioredis prints every failed reconnection to the console.

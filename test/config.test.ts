@@ -223,6 +223,8 @@ t.test('Redis Sentinels: a comma list of host:port, REDIS_URL optional beside th
     ['REDIS_SENTINEL_NAME has an invalid value'])
   t.strictSame(problems({ REDIS_SENTINELS: sentinels, REDIS_URL: 'redis://[oops/0' }),
     ['REDIS_URL has an invalid value'])
+  // Without Sentinels too: ioredis would throw at start-up, the URL (its password) in the error.
+  t.strictSame(problems({ REDIS_URL: 'redis://:secret@[oops/0' }), ['REDIS_URL has an invalid value'])
 })
 
 t.test('an http:// UPSTREAM_URL beyond the loopback is refused unless UPSTREAM_ALLOW_HTTP=true: ' +

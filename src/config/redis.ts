@@ -62,10 +62,11 @@ export function sentinelVariableProblems (variables: Record<string, string | und
     .map(name => `${name} is set without REDIS_SENTINELS`)
 }
 
-/** Each Sentinel address must be one a connection can go to. */
+/** REDIS_URL must parse (ioredis would throw at start, the URL with its password in the error); each Sentinel address
+ * must be one a connection can go to. */
 export function sentinelProblems (config: RedisConfig): string[] {
-  if (config.REDIS_SENTINELS === undefined) return []
   if (config.REDIS_URL !== undefined && !URL.canParse(config.REDIS_URL)) return ['REDIS_URL has an invalid value']
+  if (config.REDIS_SENTINELS === undefined) return []
   const bracketed = config.REDIS_SENTINELS.split(',').map(entry => entry.trim().startsWith('['))
   const sentinels = redisSentinels(config.REDIS_SENTINELS)
   if (sentinels.some(({ host, port }, i) => port < 1 || port > 65535 ||

@@ -49,7 +49,8 @@ export function interpret (
       : undefined
   let body: unknown
   let parsed = false
-  if (contentType !== undefined && JSON_TYPE.test(contentType)) {
+  const json = contentType !== undefined && JSON_TYPE.test(contentType)
+  if (json) {
     try {
       body = parseAnswerJson(answer.body)
       parsed = true
@@ -60,7 +61,7 @@ export function interpret (
   const broken = (outcome: Outcome, message: string, errors = [{ path: '/', message }]) =>
     ({ body, outcome, contract: { valid: false, errors } })
   if (expected === undefined) return broken('status', `HTTP ${status} is not an answer of ${name}`)
-  if (contentType === undefined || !JSON_TYPE.test(contentType)) {
+  if (!json) {
     return broken('content_type', contentTypeMessage(contentType ?? '(none)'))
   }
   if (!parsed) return broken('json', 'the body is not valid JSON')

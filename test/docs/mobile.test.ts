@@ -45,6 +45,8 @@ t.test('every curl line of docs/mobile.md answers as the page says', async t => 
   const vars: Record<string, string> = { TOKEN: run.clients[0]!.token }
   const lines = curlLines(DOC)
   t.ok(lines.length >= 5, 'the page has its curl lines')
+  const promised = new Set(lines.map(({ status }) => status))
+  for (const status of [200, 304, 426]) t.ok(promised.has(status), `a curl line promises ${status}`)
   for (const { line, status, header } of lines) {
     const { url, init } = request(line, vars, run.url)
     const res = await fetch(url, init)

@@ -73,6 +73,7 @@ t.test('every registered route is documented, with the tag and operation id of a
     const [method, path] = route.split(' ') as [string, string]
     const op = doc.paths[path]?.[method.toLowerCase()]
     t.ok(op?.operationId, `${route} is documented`)
+    t.ok(op?.tags?.length, `${route} has a tag`)
   }
 })
 

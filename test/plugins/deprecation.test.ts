@@ -7,7 +7,8 @@ import { AppVersionHeaders } from '../../schemas/app-version.ts'
 import { ClientNotFoundError } from '../../src/errors.ts'
 import { deprecated, deprecatedFields, deprecationHeaders } from '../../src/http/deprecation.ts'
 import { buildTestApp } from '../helpers/build-app.ts'
-import { bearer, hs256 } from '../helpers/tokens.ts'
+import * as fx from '../../schemas/fixtures.ts'
+import { bearer, claimsFor, hs256 } from '../helpers/tokens.ts'
 
 const METRICS_KEY = 'metrics-key-for-tests-0123456789'
 // 2026-11-01T00:00:00Z and 2027-05-01T00:00:00Z, worked out apart from the code (date -u).
@@ -20,6 +21,11 @@ const Card = Type.Object({
   tags: Type.Array(Type.Object({ label: Type.String(), colour: Type.String({ deprecated: true }) }))
 })
 const card = { name: 'Ivan', nickname: 'Vanya', tags: [{ label: 'vip', colour: 'gold' }] }
+
+/** A valid token of another caller than hs256()'s, told apart by its uid_client. */
+function callerToken (letter: string): Record<string, string> {
+  return bearer(hs256(claimsFor({ ...fx.IVANOV, uid_client: `${letter}0000000-0000-4000-8000-000000000000` })))
+}
 
 async function deprecatedApp (t: Parameters<typeof buildTestApp>[0]) {
   const { app } = await buildTestApp(t, { METRICS_API_KEY: METRICS_KEY })
@@ -100,6 +106,8 @@ t.test('bff_deprecated_calls_total: calls to the route by app version, and succe
   await call('/test/card', { 'x-app-version': '3.0.0' })
   await call('/test/card', { 'x-app-version': '3.0.0', 'x-fail': 'yes' })
   await call('/test/current', { 'x-app-version': '3.0.0' })
+  // More callers of 3.1.0: the third distinct one (C) names it, and from then on it counts by its name.
+  for (const letter of ['B', 'C', 'A']) await call('/test/old', { 'x-app-version': '3.1.0' }, callerToken(letter))
   // Without a valid token: the same answers' headers, and no count.
   for (const token of [{}, { authorization: 'Bearer not-a-token' }] as Array<Record<string, string>>) {
     t.equal((await call('/test/old', { 'x-app-version': '3.1.0' }, token)).status, 401)
@@ -107,8 +115,10 @@ t.test('bff_deprecated_calls_total: calls to the route by app version, and succe
   }
   const calls = await scrape()
   t.strictSame(Object.fromEntries(calls), {
-    // One caller sent each version: too few to name it (as in bff_app_version_requests_total), so `other`.
-    'route="/test/old",method="GET",part="route",app_version="other"': 2,
+    // Too few callers to name a version (as in bff_app_version_requests_total) count as `other`: the first caller
+    // twice, then B.
+    'route="/test/old",method="GET",part="route",app_version="other"': 3,
+    'route="/test/old",method="GET",part="route",app_version="3.1.0"': 2,
     'route="/test/old",method="GET",part="route",app_version="none"': 1,
     'route="/test/card",method="GET",part="/nickname",app_version="other"': 1,
     'route="/test/card",method="GET",part="/tags/*/colour",app_version="other"': 1

@@ -150,7 +150,9 @@ t.test('a missing or too short secret is named, and never printed', async t => {
   t.match(missing.stderr, 'AUTH_JWT_SECRET is not set')
   t.match(missing.stderr, 'no `npm run dev` is running either')
 
-  const publicKeyOnly = runTokenCli(GOOD, { env: { AUTH_JWT_PUBLIC_KEY: '-----BEGIN PUBLIC KEY-----' }, cwd })
+  const publicKeyOnly = runTokenCli(GOOD, {
+    env: { AUTH_JWT_PUBLIC_KEY: '-----BEGIN PUBLIC KEY-----', XDG_RUNTIME_DIR: cwd }, cwd
+  })
   t.match(publicKeyOnly.stderr, 'AUTH_JWT_PUBLIC_KEY needs tokens from its own issuer')
 
   const short = 'short-secret-XYZ'
@@ -233,7 +235,7 @@ t.test('--jwk names what is wrong with the key file, never any part of the key',
     t.notMatch(result.stderr, 'AUTH_JWT_SECRET is not set', 'no secret is asked for')
     for (const part of [keySet.signing.rsa.d!, keySet.signing.ec.d!, 'secret-material']) t.notMatch(result.stderr, part)
   }
-  t.match(runTokenCli(GOOD, { env: { AUTH_JWKS_URL: 'https://idp.example.com/certs' }, cwd }).stderr,
+  t.match(runTokenCli(GOOD, { env: { AUTH_JWKS_URL: 'https://idp.example.com/certs', XDG_RUNTIME_DIR: cwd }, cwd }).stderr,
     'AUTH_JWKS_URL, sign with a private key of its set: --jwk FILE')
 })
 
