@@ -191,9 +191,15 @@ if (binaries !== undefined) {
       const countedLocally = (await Promise.all(instances.map(async instance =>
         await scraped(instance, 'bff_rate_limit_store_failures_total')))).reduce((a, b) => a + b, 0)
       const duringGap = load.answers.filter(answer => answer.at > killedAt && answer.at <= killedAt + failoverMs)
-      const changeLines = instances.map(instance =>
-        instance.logs.filter(line => line.msg === 'Redis primary changed: now counting there').length)
-      t.same(changeLines, states.map(([changes]) => changes), 'each instance logged each change once')
+      // One line a change, not a line a request: each names a move to another address, one failover (two where the
+      // Sentinels failed over once more on their own) at most two lines, while the load ran on every instance.
+      for (const instance of instances) {
+        const moves = instance.logs.filter(line => line.msg === 'Redis primary changed: now counting there')
+          .map(line => (line as { redis?: { primary?: string, previous?: string } }).redis)
+        t.ok(moves.length >= 1 && moves.length <= 2, `one line a primary change (${moves.length})`)
+        t.ok(moves.every(move => move?.primary !== undefined && move.primary !== move.previous),
+          'each line names the new primary and the one before')
+      }
 
       // 2. An instance crashes and is started again where nginx expects it.
       const crashed = instances[1]!

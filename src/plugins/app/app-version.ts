@@ -37,8 +37,8 @@ const asArray = <T>(hooks: T | T[] | undefined): T[] =>
   hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]
 
 export default fp<{ config: Pick<Config, 'MIN_APP_VERSION'> }>(async function appVersion (fastify, { config }) {
-  // Parsed once; parse() answers null where lt() would throw (a number of 2^53 or more), never a 500.
-  const minimum = config.MIN_APP_VERSION === undefined ? undefined : parse(config.MIN_APP_VERSION) ?? undefined
+  // Parsed once, throwing at start-up rather than switching the 426 off (the config's pattern already holds it).
+  const minimum = config.MIN_APP_VERSION === undefined ? undefined : parse(config.MIN_APP_VERSION, {}, true)!
   const wellFormed = Compile(AppVersion)
   const counts = fastify.metrics === null ? null : createAppVersionCounts()
   if (fastify.metrics !== null && counts !== null) {
