@@ -209,6 +209,14 @@ if (binaries !== undefined) {
       await get(`${base}${PROFILE}`, PETROVA)
       return (await redisState(base)) === 'up'
     }, 'a probe reaches Redis again')
+    // Counted in Redis again: PETROVA's next request leaves her count there, where every instance reads it.
+    const key = `dealer-bff:rl:${PROFILE}:client:${clientDigest(petrova.identity.uid_client)}`
+    const client = new Redis(redis.url)
+    t.teardown(() => client.quit())
+    const before = Number(await client.get(key))
+    const next = await get(`${base}${PROFILE}`, PETROVA)
+    t.equal(Number(await client.get(key)), before + 1, 'the limit counts in Redis again')
+    t.equal(next.headers['x-ratelimit-remaining'], String(LIMIT - before - 1), 'and answers from the shared count')
     const changes = logs.filter(line => /^Redis /.test(line.msg)).map(line => line.msg)
     t.same(changes, [
       'Redis connected: rate limits are shared',
