@@ -1,10 +1,10 @@
 // The fleet as production runs it: three `node src/server.ts` instances behind a real nginx running the site of
-// docs/operations.md (deploy/nginx/dealer-bff.conf), on a real Redis primary and replica under three real
-// Sentinels (REDIS_SENTINELS), in front of the fault upstream. Under a steady load of returning clients, one
-// disruption at a time: the Redis primary killed (a failover), an instance killed (SIGKILL) and started again, then
-// another restarted gracefully (SIGTERM). Every client is answered 200 throughout; afterwards the limits are shared
-// again on the new primary (one client's burst over the three instances is limited once), a copy written after the
-// failover is served by every instance while the passport is down, and a deletion queued during the failover was
+// docs/operations.md (deploy/nginx/dealer-bff.conf, the clients on HTTPS), on a real Redis primary and replica under
+// three real Sentinels (REDIS_SENTINELS), in front of the fault upstream. Under a steady load of returning clients,
+// one disruption at a time: the Redis primary killed (a failover), an instance killed (SIGKILL) and started again,
+// then another restarted gracefully (SIGTERM). Every client is answered 200 throughout; afterwards the limits are
+// shared again on the new primary (one client's burst over the three instances is limited once), a copy written after
+// the failover is served by every instance while the passport is down, and a deletion queued during the failover was
 // applied on the new primary. Behind nginx the per-address limits key on the caller's address as nginx forwarded
 // it (TRUST_PROXY names nginx; a forged X-Forwarded-For from anyone else is ignored). The figures of
 // docs/operations.md (Running a fleet) are this test's comments.
@@ -103,7 +103,7 @@ function steadyLoad (nginx: string) {
   }
 }
 
-const binaries = requireBinaries(t, ['redis-server', 'nginx'])
+const binaries = requireBinaries(t, ['redis-server', 'nginx', 'openssl'])
 
 if (binaries !== undefined) {
   t.test('three instances behind nginx on Sentinel-managed Redis: a failover, a crash and a restart under load',
@@ -141,7 +141,7 @@ if (binaries !== undefined) {
       }
       const instances = await Promise.all([0, 1, 2].map(async () => await startServerProcess(t, env)))
       const portOf = (instance: ServerProcess) => Number(new URL(instance.url).port)
-      const { url: nginx } = await startNginx(t, binaries.nginx, instances.map(instance => new URL(instance.url).host))
+      const { url: nginx } = await startNginx(t, binaries, instances.map(instance => new URL(instance.url).host))
       const setupS = (performance.now() - started) / 1000
 
       // GONE's copy, in the primary and replicated, before anything fails.

@@ -2,10 +2,11 @@
 // `node src/server.ts` process. Each runs unprivileged on a free local port with its files in a temporary
 // directory, and is stopped when the test ends. A missing binary skips the test file outside CI (saying
 // which) and fails it in CI (CI=true), where .ci/run installs them.
-import { spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { accessSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
+import { request as httpsRequest } from 'node:https'
 import { connect, createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import type { Writable } from 'node:stream'
@@ -15,11 +16,11 @@ import type { Test } from 'tap'
 import { untilListening, type LogLine } from './server-logs.ts'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
-/** The nginx site docs/operations.md shows; the test runs it with its own addresses and port. */
+/** The nginx site docs/operations.md shows; the tests run it with their own addresses, ports and certificate. */
 const NGINX_EXAMPLE = join(ROOT, 'deploy/nginx/dealer-bff.conf')
 
 const PACKAGES: Record<string, string> = {
-  'redis-server': 'redis-server', nginx: 'nginx', prometheus: 'prometheus', promtool: 'prometheus'
+  'redis-server': 'redis-server', nginx: 'nginx', prometheus: 'prometheus', promtool: 'prometheus', openssl: 'openssl'
 }
 // nginx lives in sbin, often not on an unprivileged user's PATH.
 const SEARCH_PATH = [...(process.env.PATH ?? '').split(delimiter), '/usr/local/sbin', '/usr/sbin', '/sbin']
@@ -162,24 +163,60 @@ export async function startRedis (t: Test, binary: string,
   return server
 }
 
+/** A certificate made for this run, for `127.0.0.1` only and one day, with its key; also its own CA. */
+interface Certificate { certFile: string, keyFile: string, cert: Buffer }
+
+/** A throwaway EC P-256 certificate for 127.0.0.1 in `dir`, made by openssl (node:crypto makes no certificates). */
+function throwawayCertificate (openssl: string, dir: string): Certificate {
+  const [keyFile, certFile] = [join(dir, 'tls.key'), join(dir, 'tls.crt')]
+  execFileSync(openssl, ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes',
+    '-keyout', keyFile, '-out', certFile, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext',
+    'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' })
+  return { certFile, keyFile, cert: readFileSync(certFile) }
+}
+
+/** The certificates of the nginx sites started in this process: what get() trusts for an https URL. */
+const trusted: Buffer[] = []
+
+export interface Nginx {
+  /** The HTTPS site: `https://127.0.0.1:port`. */
+  url: string
+  port: number
+  /** The plain-HTTP server beside it: `http://127.0.0.1:port`. */
+  plainUrl: string
+  /** The certificate it serves, its own CA. */
+  ca: Buffer
+}
+
 /**
- * The nginx site of docs/operations.md (deploy/nginx/dealer-bff.conf) on a free local port in front of `upstreams`
- * (`host:port`), inside a minimal main configuration whose every path is in a temporary prefix.
+ * The nginx site of docs/operations.md (deploy/nginx/dealer-bff.conf) as it is written, in front of `upstreams`
+ * (`host:port`): its HTTPS server on a free local port with a throwaway certificate, its plain-HTTP server on
+ * another, inside a minimal main configuration whose every path is in a temporary prefix. That main configuration
+ * has the gzip lines of Debian's nginx.conf uncommented, as an operator may have them: the site must keep its answers
+ * as the service made them all the same.
  */
-export async function startNginx (t: Test, binary: string,
-  upstreams: string[]): Promise<{ url: string, port: number }> {
-  const port = await freePort()
+export async function startNginx (t: Test, binaries: { nginx: string, openssl: string },
+  upstreams: string[]): Promise<Nginx> {
+  const [port, plainPort] = [await freePort(), await freePort()]
   const dir = mkdtempSync(join(tmpdir(), 'bff-nginx-'))
-  // The example's upstream servers become ours (same options), its `listen 80` our port.
+  const certificate = throwawayCertificate(binaries.openssl, dir)
   const lines = readFileSync(NGINX_EXAMPLE, 'utf8').split('\n')
   const serverLine = /^( *)server \S+:\d+( [^;]*)?;$/
-  const first = lines.findIndex(line => serverLine.test(line))
-  const listen = lines.findIndex(line => /^ *listen 80;$/.test(line))
-  if (first === -1 || listen === -1) {
-    throw new Error(`${NGINX_EXAMPLE} no longer has upstream servers and a listen 80 line`)
+  // The example's upstream servers become ours (same options), its ports ours, its certificate files ours.
+  const rewrites: Array<[RegExp, (line: string) => string]> = [
+    [/^ *listen 443 ssl( http2)?;$/, line => line.replace('listen 443', `listen 127.0.0.1:${port}`)],
+    [/^ *listen 80;$/, line => line.replace('listen 80', `listen 127.0.0.1:${plainPort}`)],
+    [/^ *ssl_certificate \S+;$/, line => line.replace(/ \S+;$/, ` ${certificate.certFile};`)],
+    [/^ *ssl_certificate_key \S+;$/, line => line.replace(/ \S+;$/, ` ${certificate.keyFile};`)]
+  ]
+  for (const [pattern, rewrite] of rewrites) {
+    const at = lines.findIndex(line => pattern.test(line))
+    if (at === -1) throw new Error(`${NGINX_EXAMPLE} no longer has a line like ${String(pattern)}`)
+    lines[at] = rewrite(lines[at]!)
   }
+  const first = lines.findIndex(line => serverLine.test(line))
+  if (first === -1) throw new Error(`${NGINX_EXAMPLE} no longer has upstream servers`)
   const [, indent, options = ''] = serverLine.exec(lines[first]!)!
-  lines[listen] = lines[listen]!.replace('listen 80;', `listen 127.0.0.1:${port};`)
   lines[first] = upstreams.map(address => `${indent}server ${address}${options};`).join('\n')
   const site = lines.filter((line, i) => i === first || !serverLine.test(line)).join('\n')
   const conf = join(dir, 'nginx.conf')
@@ -196,16 +233,28 @@ http {
     fastcgi_temp_path ${dir}/fastcgi;
     uwsgi_temp_path ${dir}/uwsgi;
     scgi_temp_path ${dir}/scgi;
+    gzip on;
+    gzip_vary on;
+    gzip_proxied any;
+    gzip_comp_level 6;
+    gzip_buffers 16 8k;
+    gzip_http_version 1.1;
+    gzip_types text/plain text/css application/json application/javascript
+        text/xml application/xml application/xml+rss text/javascript;
 ${site}
 }
 `)
-  const nginx = run(binary, ['-p', `${dir}/`, '-c', conf, '-e', join(dir, 'error.log')])
+  const nginx = run(binaries.nginx, ['-p', `${dir}/`, '-c', conf, '-e', join(dir, 'error.log')])
   t.teardown(async () => {
     await stop(nginx, 'SIGTERM')
+    if (trusted.includes(certificate.cert)) trusted.splice(trusted.indexOf(certificate.cert), 1)
     rmSync(dir, { recursive: true, force: true })
   })
-  await accepting(port, nginx.child, () => nginx.stderr() + readFileSync(join(dir, 'error.log'), 'utf8'))
-  return { url: `http://127.0.0.1:${port}`, port }
+  const stderr = () => nginx.stderr() + readFileSync(join(dir, 'error.log'), 'utf8')
+  await accepting(port, nginx.child, stderr)
+  await accepting(plainPort, nginx.child, stderr)
+  trusted.push(certificate.cert)
+  return { url: `https://127.0.0.1:${port}`, port, plainUrl: `http://127.0.0.1:${plainPort}`, ca: certificate.cert }
 }
 
 export interface ServerProcess {
@@ -256,11 +305,19 @@ export async function startServerProcess (
 
 export interface Answer { status: number, headers: Record<string, string | string[] | undefined>, body: string }
 
-/** One GET on its own connection, from `localAddress` (any 127.x.y.z is this machine) when given. */
+/**
+ * One GET on its own connection, from `localAddress` (any 127.x.y.z is this machine) when given; an https URL over
+ * HTTP/1.1, trusting the certificates of the nginx sites started here.
+ */
 export function get (url: string, headers: Record<string, string> = {}, localAddress?: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const options = { headers, agent: false, ...(localAddress === undefined ? {} : { localAddress }) }
-    const req = request(url, options, res => {
+    const options = {
+      headers,
+      agent: false,
+      ...(localAddress === undefined ? {} : { localAddress }),
+      ...(url.startsWith('https:') ? { ca: trusted } : {})
+    }
+    const req = (url.startsWith('https:') ? httpsRequest : request)(url, options, res => {
       let body = ''
       res.setEncoding('utf8').on('data', (chunk: string) => { body += chunk })
       res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }))
