@@ -1,8 +1,10 @@
 // `npm run dev`: the service wired to an embedded sandbox upstream, for people without the real one.
 // Everything secret is generated for this run (upstream keys, JWT secret, console key), so it works on a
-// fresh clone with no .env and nothing it prints opens anything real. Only PORT, HOST, LOG_LEVEL, the token claims
-// and MIN_APP_VERSION are read from the environment: an operator's upstream settings never leak into the sandbox
-// run. Its signing key is shared with `npm run token` through a private file while it runs (dev-secret.ts).
+// fresh clone with no .env and nothing it prints opens anything real. Only PORT, HOST, LOG_LEVEL, the token claims,
+// MIN_APP_VERSION and RATE_LIMIT_PROFILE_PER_MINUTE are read from the environment: an operator's upstream settings
+// never leak into the sandbox run. Besides the seeded clients it prints test identities, one for each state of the
+// profile an app must handle (outcomes.ts). Its signing key is shared with `npm run token` through a private file
+// while it runs (dev-secret.ts).
 // `npm run dev -- --jwks` verifies as with AUTH_JWKS_URL instead: the sandbox also serves a key set (an
 // RSA and an EC key) and the printed tokens are signed with those keys under their kid.
 import { randomBytes } from 'node:crypto'
@@ -14,11 +16,13 @@ import { buildApp, type App } from '../src/app.ts'
 import { signToken, type PrivateJwk } from './sign.ts'
 import { startSandboxKeySet, type SandboxKeySet } from './jwks.ts'
 import { devSigningFile, removeDevSigning, writeDevSigning, type DevSigning } from './dev-secret.ts'
-import { ConfigError, loadConfig } from '../src/config.ts'
+import { ConfigError, loadConfig, type Config } from '../src/config.ts'
 import { loggerOptions } from '../src/logger.ts'
 import { DOCS_PREFIX } from '../src/http/paths.ts'
 import { startSandboxUpstream, type SandboxUpstream } from './upstream.ts'
 import { seededClients, unknownClient, type SeededClient } from './seed.ts'
+import { OUTCOME_CLIENTS, type OutcomeState } from './outcomes.ts'
+import { describeOutcomes, statesWithoutIdentity } from './dev-document.ts'
 
 /** Dev tokens outlive any working day; the secret that signs them dies with the process anyway. */
 export const DEV_TOKEN_TTL_SECONDS = 24 * 3600
@@ -28,7 +32,8 @@ export const CONSOLE_PATH = '/request-console'
 export interface DevOptions {
   /**
    * Read for PORT (default 3000), HOST (default 127.0.0.1), LOG_LEVEL, the token claims AUTH_JWT_ISSUER,
-   * AUTH_JWT_AUDIENCE and AUTH_JWT_MAX_AGE_S, MIN_APP_VERSION, and with `jwks` AUTH_JWKS_REFRESH_S, only.
+   * AUTH_JWT_AUDIENCE and AUTH_JWT_MAX_AGE_S, MIN_APP_VERSION, RATE_LIMIT_PROFILE_PER_MINUTE, and with `jwks`
+   * AUTH_JWKS_REFRESH_S, only.
    */
   env?: Record<string, string | undefined>
   /** Overrides env PORT; 0 picks a free port. */
@@ -62,6 +67,8 @@ export interface DevRun {
   url: string
   docsUrl: string
   clients: DevClient[]
+  /** The test identities of outcomes.ts, one for each state of the profile, with their tokens. */
+  outcomes: Array<DevClient & { state: OutcomeState }>
   consoleKey: string
   /** What signs the printed tokens, for `npm run token` (written to a private file by `npm run dev`). */
   signing: DevSigning
@@ -101,14 +108,20 @@ function baseUrl (address: AddressInfo): string {
   return `http://${host}:${address.port}`
 }
 
-function bannerText (run: Omit<DevRun, 'app' | 'banner' | 'close' | 'signing'>, minAppVersion?: string): string {
-  const width = Math.max(...run.clients.map(c => c.label.length))
-  const clients = run.clients.flatMap(c => [
+/** A block of clients: label and identity, what trying it shows, its token. */
+function clientLines (clients: DevClient[], keySet: SandboxKeySet | null): string[] {
+  const width = Math.max(...clients.map(c => c.label.length))
+  return clients.flatMap(c => [
     `  ${c.label.padEnd(width)}  login ${c.login}, vendor ${c.vendor}, uid_client ${c.uid_client}` +
-      (run.keySet === null ? '' : `, signed ${c.signedWith}`),
+      (keySet === null ? '' : `, signed ${c.signedWith}`),
     `  ${' '.repeat(width)}  ${c.about}`,
     `  ${' '.repeat(width)}  ${c.token}`
   ])
+}
+
+function bannerText (run: Omit<DevRun, 'app' | 'banner' | 'close' | 'signing'>,
+  config: Pick<Config, 'MIN_APP_VERSION' | 'RATE_LIMIT_PROFILE_PER_MINUTE'>): string {
+  const minAppVersion = config.MIN_APP_VERSION
   return [
     '',
     'Dealer profile BFF on the sandbox upstream. Keys, secret and tokens are generated for this run only.',
@@ -119,7 +132,13 @@ function bannerText (run: Omit<DevRun, 'app' | 'banner' | 'close' | 'signing'>, 
     ...(run.keySet === null ? [] : [`  Key set     ${run.keySet.url}  (AUTH_JWKS_URL: an RSA and an EC key)`]),
     '',
     `Dev tokens (Authorization: Bearer <token>, valid ${DEV_TOKEN_TTL_SECONDS / 3600}h):`,
-    ...clients,
+    ...clientLines(run.clients, run.keySet),
+    '',
+    'Test identities, one for each state of the profile an app must handle (docs/mobile.md, Every state on the ' +
+      'sandbox):',
+    ...clientLines(run.outcomes, run.keySet),
+    'No identity causes these:',
+    ...statesWithoutIdentity(config.RATE_LIMIT_PROFILE_PER_MINUTE, minAppVersion).map(line => `  ${line}`),
     '',
     'Console key (x-console-key):',
     `  ${run.consoleKey}`,
@@ -161,6 +180,8 @@ export async function startDev (
     AUTH_JWT_MAX_AGE_S: env.AUTH_JWT_MAX_AGE_S,
     // So an app team can try its update screen (426 APP_UPDATE_REQUIRED) on the sandbox.
     MIN_APP_VERSION: env.MIN_APP_VERSION,
+    // So the 429 and its Retry-After can be met by hand: a lower limit is reached in a few taps.
+    RATE_LIMIT_PROFILE_PER_MINUTE: env.RATE_LIMIT_PROFILE_PER_MINUTE,
     // Checked now; replaced below by the sandbox's real address once it listens.
     UPSTREAM_URL: 'http://127.0.0.1',
     PASSPORT_API_KEY: keys.passport,
@@ -169,7 +190,7 @@ export async function startDev (
     CONSOLE_API_KEY: consoleKey
   })
 
-  const sandbox = await startSandboxUpstream({ keys })
+  const sandbox = await startSandboxUpstream({ keys, outcomes: true })
   let keySet: SandboxKeySet | null = null
   let app: App
   try {
@@ -177,7 +198,8 @@ export async function startDev (
     const colorize = (log as { isTTY?: boolean }).isTTY === true
     const upstream = { UPSTREAM_URL: sandbox.url, ...(keySet === null ? {} : { AUTH_JWKS_URL: keySet.url }) }
     app = await buildApp({ ...config, ...upstream }, {
-      logger: { ...loggerOptions(config), stream: prettyStream(log, colorize) }
+      logger: { ...loggerOptions(config), stream: prettyStream(log, colorize) },
+      describeDocument: describeOutcomes(config.RATE_LIMIT_PROFILE_PER_MINUTE, config.MIN_APP_VERSION)
     })
     await app.listen({ host: config.HOST, port: config.PORT })
     // The printed tokens work the moment they are printed: the first set is on the loopback, so this is quick.
@@ -189,10 +211,14 @@ export async function startDev (
   }
 
   const url = baseUrl(app.server.address() as AddressInfo)
-  const clients: DevClient[] = [
+  const seeded = [
     ...seededClients.map(c => ({ label: c.label, about: describe(c), ...c.identity })),
     { label: 'UNKNOWN', about: 'unknown to the passport: the profile answers 404 CLIENT_NOT_FOUND', ...unknownClient }
-  ].map((c, i) => {
+  ]
+  const outcomes = OUTCOME_CLIENTS.map(c => ({
+    label: c.name, about: c.about, uid_client: c.uid_client, login: c.login, vendor: c.vendor, state: c.state
+  }))
+  const withToken = <C extends Omit<DevClient, 'token' | 'signedWith'>>(c: C, i: number): C & DevClient => {
     // With a key set, the clients take turns on its RSA and EC keys, so both are exercised.
     const signer: string | PrivateJwk = keySet === null
       ? jwtSecret
@@ -209,7 +235,9 @@ export async function startDev (
         ...(config.AUTH_JWT_AUDIENCE === undefined ? {} : { audience: config.AUTH_JWT_AUDIENCE })
       })
     }
-  })
+  }
+  const clients: DevClient[] = seeded.map(withToken)
+  const outcomeClients = outcomes.map((c, i) => withToken(c, seeded.length + i))
 
   const first = clients[0]!
   const consoleBody = JSON.stringify({
@@ -221,7 +249,9 @@ export async function startDev (
     console: `curl -sS -X POST -H 'content-type: application/json' -H ${shellQuote(`x-console-key: ${consoleKey}`)} ` +
       `-d ${shellQuote(consoleBody)} ${url}${CONSOLE_PATH}`
   }
-  const info = { sandbox, keySet, url, docsUrl: `${url}${DOCS_PREFIX}`, clients, consoleKey, curl }
+  const info = {
+    sandbox, keySet, url, docsUrl: `${url}${DOCS_PREFIX}`, clients, outcomes: outcomeClients, consoleKey, curl
+  }
   const signing: DevSigning = {
     pid: process.pid,
     url,
@@ -234,7 +264,7 @@ export async function startDev (
     app,
     ...info,
     signing,
-    banner: bannerText(info, config.MIN_APP_VERSION),
+    banner: bannerText(info, config),
     async close () {
       try {
         await app.close()

@@ -1,10 +1,12 @@
 // `npm run sandbox`: the stand-in upstream alone, for an operator who wants to try `npm start` (the production
-// path, with its own .env) before touching the real upstream. It prints the variables that point the service at it
-// and how to mint a token for a seeded client; Ctrl-C stops it. Keys and secret are generated for this run only.
+// path, with its own .env) before touching the real upstream, the test identities of each state included. It
+// prints the variables that point the service at it and how to mint a token for a seeded client; Ctrl-C stops it.
+// Keys and secret are generated for this run only.
 import { randomBytes } from 'node:crypto'
 import closeWithGrace from 'close-with-grace'
 import { startSandboxUpstream, type SandboxUpstream } from './upstream.ts'
 import { seededClients, unknownClient } from './seed.ts'
+import { OUTCOME_CLIENTS } from './outcomes.ts'
 
 const secret = (bytes: number) => randomBytes(bytes).toString('base64url')
 
@@ -39,6 +41,12 @@ function banner (sandbox: SandboxUpstream, env: Record<string, string>): string 
     'Seeded clients (--sub, --login, --vendor):',
     ...clients.map(c => `  ${c.label.padEnd(8)} ${c.uid_client} ${c.login} ${c.vendor}`),
     '',
+    'Test identities, one for each state of the profile an app must handle (docs/mobile.md, Every state on the ' +
+      'sandbox):',
+    ...OUTCOME_CLIENTS.flatMap(c => [
+      `  ${c.name.padEnd(18)} ${c.uid_client} ${c.login} ${c.vendor}`, `  ${' '.repeat(18)} ${c.about}`
+    ]),
+    '',
     'Ctrl-C stops the sandbox.',
     ''
   ].join('\n')
@@ -53,7 +61,7 @@ async function main (): Promise<void> {
   const keys = { passport: secret(24), dealer: secret(24) }
   let sandbox: SandboxUpstream
   try {
-    sandbox = await startSandboxUpstream({ keys, port })
+    sandbox = await startSandboxUpstream({ keys, port, outcomes: true })
   } catch (error) {
     if ((error as { code?: string }).code !== 'EADDRINUSE') throw error
     process.stderr.write(`npm run sandbox: port ${port} is in use; choose another SANDBOX_PORT, or unset it\n`)

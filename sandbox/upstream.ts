@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net'
 import { compileOperationContracts } from '../src/upstream/contract/check.ts'
 import { operationNames, operations, type KeyName, type OperationName, type ParamsOf } from '../schemas/operations.ts'
 import { seededClients, unknownAnswers, type SeededClient } from './seed.ts'
+import { outcomeFaults, outcomeSeeds } from './outcomes.ts'
 
 export interface SandboxUpstreamOptions {
   /** The `x-authorization` value each upstream requires. */
@@ -23,6 +24,8 @@ export interface SandboxUpstreamOptions {
   maxBodyBytes?: number
   /** Serves https with this PEM key and certificate (the benchmark's production-shaped upstream). */
   tls?: { key: string | Buffer, cert: string | Buffer }
+  /** Also serves the test identities of outcomes.ts, failing each as its state says (`npm run dev`). */
+  outcomes?: boolean
 }
 
 export interface SandboxCounts {
@@ -52,6 +55,9 @@ const JSON_TYPE = 'application/json; charset=utf-8'
 const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(?:;|$)/i
 
 interface Answer { status: number, headers: OutgoingHttpHeaders, body: Buffer }
+type Fault = NonNullable<ReturnType<ReturnType<typeof outcomeFaults>>>
+/** An outcome client's request: the fault it meets, and the answer it would have had. */
+interface Faulted { fault: Fault, answer: Answer }
 
 function jsonAnswer (status: number, value: unknown, extra: OutgoingHttpHeaders = {}): Answer {
   const body = Buffer.from(JSON.stringify(value))
@@ -121,7 +127,8 @@ export async function startSandboxUpstream (options: SandboxUpstreamOptions): Pr
   const { keys, host = '127.0.0.1', port = 0, clients = seededClients, maxBodyBytes = 64 * 1024 } = options
   let delayMs = options.delayMs ?? 0
   const contracts = compileOperationContracts()
-  const resolvers = buildResolvers(clients)
+  const resolvers = buildResolvers(options.outcomes === true ? [...clients, ...outcomeSeeds] : clients)
+  const faultFor = options.outcomes === true ? outcomeFaults() : undefined
   const resolve = (name: OperationName, params: unknown) =>
     (resolvers[name] as Resolver<OperationName>)(params as never)
 
@@ -198,12 +205,40 @@ export async function startSandboxUpstream (options: SandboxUpstreamOptions): Pr
     req.on('end', () => {
       if (done) return
       done = true
-      send(res, answerFor(name, Buffer.concat(chunks, size).toString('utf8')))
+      const answer = answerFor(name, Buffer.concat(chunks, size).toString('utf8'))
+      if ('fault' in answer) misbehave(res, answer)
+      else send(res, answer)
     })
     req.on('error', () => { done = true })
   }
 
-  function answerFor (name: OperationName, text: string): Answer {
+  /** An outcome client's fault (faults.ts's kinds), in place of its answer. */
+  function misbehave (res: ServerResponse, { fault, answer }: Faulted): void {
+    switch (fault.kind) {
+      case 'reset':
+        res.socket?.destroy()
+        return
+      case 'status': {
+        const body = Buffer.from(`<html><body><h1>${fault.status}</h1></body></html>`)
+        const headers = { 'content-type': 'text/html', 'content-length': body.length }
+        return send(res, { status: fault.status, headers, body })
+      }
+      case 'answer':
+        return send(res, jsonAnswer(fault.status, fault.body))
+      case 'garbage_json': {
+        const body = Buffer.from('{"success": tru\u0000e, "data": [')
+        return send(res, { status: 200, headers: { 'content-type': JSON_TYPE, 'content-length': body.length }, body })
+      }
+      case 'slow': {
+        // Held until the service gives up (it closes the connection) or the sandbox closes.
+        const timer = setTimeout(() => { pending.delete(timer); send(res, answer) }, fault.ms)
+        pending.add(timer)
+        res.on('close', () => { clearTimeout(timer); pending.delete(timer) })
+      }
+    }
+  }
+
+  function answerFor (name: OperationName, text: string): Answer | Faulted {
     let params: unknown
     try {
       params = JSON.parse(text)
@@ -216,7 +251,8 @@ export async function startSandboxUpstream (options: SandboxUpstreamOptions): Pr
       const listed = errors.map(e => `${e.path}: ${e.message}`).join('; ')
       return failure(400, 'INVALID_PARAMS', `Некорректные параметры запроса ${name}: ${listed}`, undefined, { errors })
     }
-    return resolve(name, params)
+    const fault = faultFor?.(name, (params as { uid_client: string }).uid_client)
+    return fault === undefined ? resolve(name, params) : { fault, answer: resolve(name, params) }
   }
 
   // Longer than the client's keep-alive (10 s), so the client never reuses a socket the server just closed.

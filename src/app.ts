@@ -16,7 +16,7 @@ import auth from './plugins/app/auth.ts'
 import compression from './plugins/external/compress.ts'
 import consoleCalls from './plugins/app/console-calls.ts'
 import deprecation from './plugins/app/deprecation.ts'
-import docs from './plugins/external/docs.ts'
+import docs, { type DescribeDocument } from './plugins/external/docs.ts'
 import drain from './plugins/app/drain.ts'
 import errors from './plugins/app/errors.ts'
 import loadShedding from './plugins/external/load-shedding.ts'
@@ -46,6 +46,8 @@ export interface AppOverrides {
   now?: () => number
   /** The circuit breakers' clock, epoch milliseconds (tests open and half-open them without sleeping). */
   breakerNow?: () => number
+  /** Adds to the served OpenAPI document (`npm run dev` describes its test identities); never in production. */
+  describeDocument?: DescribeDocument
 }
 
 // Probes and scrapes arrive every few seconds from machines, not people: they get no span.
@@ -108,7 +110,9 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
   await fastify.register(redis, { config })
   await fastify.register(rateLimits, { config })
   await fastify.register(sharedSchemas, { roots: routeModules.flatMap(route => route.schemas) })
-  await fastify.register(docs, { config })
+  await fastify.register(docs, {
+    config, ...(overrides.describeDocument === undefined ? {} : { describe: overrides.describeDocument })
+  })
   await fastify.register(auth, { config })
   // Before every route: both hook the routes whose schema declares x-app-version or a deprecation as they are added.
   await fastify.register(appVersion, { config })

@@ -2,6 +2,7 @@
 // each ends in `# <status> [header: value]`, which the answer must match. OkHttp and URLSession cannot run here.
 import t from 'tap'
 import { startDev } from '../../sandbox/dev.ts'
+import { OUTCOME_CLIENTS } from '../../sandbox/outcomes.ts'
 import { page, section } from './markdown.ts'
 
 const DOC = page('docs/mobile.md')
@@ -43,10 +44,12 @@ t.test('every curl line of docs/mobile.md answers as the page says', async t => 
   })
   t.teardown(() => run.close())
   const vars: Record<string, string> = { TOKEN: run.clients[0]!.token }
+  // The test identities' tokens, as the page names them: a variable of each identity's name.
+  for (const client of run.outcomes) vars[client.label] = client.token
   const lines = curlLines(DOC)
   t.ok(lines.length >= 5, 'the page has its curl lines')
   const promised = new Set(lines.map(({ status }) => status))
-  for (const status of [200, 304, 426]) t.ok(promised.has(status), `a curl line promises ${status}`)
+  for (const status of [200, 304, 426, 502, 503, 504]) t.ok(promised.has(status), `a curl line promises ${status}`)
   for (const { line, status, header } of lines) {
     const { url, init } = request(line, vars, run.url)
     const res = await fetch(url, init)
@@ -74,4 +77,22 @@ t.test('the page says what the service does about dates, optionals, retries and 
     t.match(retries, code, `${code} has its retry rule`)
   }
   t.match(section(DOC, 'Unknown enum values'), 'degraded')
+})
+
+t.test('the page lists every test identity, and what the app team had to find out', async t => {
+  const states = section(DOC, 'Every state on the sandbox')
+  for (const client of OUTCOME_CLIENTS) {
+    for (const value of [client.name, client.login, client.uid_client]) t.match(states, `\`${value}\``, value)
+    t.match(states, `$${client.name}"`, `a curl line for ${client.name}`)
+  }
+  for (const code of ['RATE_LIMITED', 'APP_UPDATE_REQUIRED', 'RATE_LIMIT_PROFILE_PER_MINUTE', 'MIN_APP_VERSION']) {
+    t.match(states, code, `how to reach ${code}`)
+  }
+  t.match(states, /one client's failures\s+never open a breaker/, 'why no identity opens a breaker')
+  t.match(section(DOC, 'Tokens and the clock'), '30 s after its `exp`')
+  t.match(section(DOC, 'At logout'), /profile and its `ETag`/)
+  const phone = section(DOC, 'Trying it from a phone')
+  for (const text of ['HOST=0.0.0.0 npm run dev', '10.0.2.2', 'cleartextTrafficPermitted="true"', 'src/debug/',
+    'NSAllowsLocalNetworking']) t.match(phone, text)
+  t.match(section(DOC, 'ETag and If-None-Match'), 'response.body.string()', 'OkHttp 5: the body is not nullable')
 })

@@ -94,6 +94,19 @@ t.test('the printed .env and token command get a profile from npm start against 
   t.strictSame(profile.degraded, [], 'every section came from the sandbox')
   t.not(profile.contractor, null)
 
+  // A test identity it prints, with a token from the same command: its state through npm start too.
+  const line = output.split('\n').find(text => text.trimStart().startsWith('DISCOUNT_MISSING '))
+  t.ok(line, 'the test identities are printed')
+  const [, uid, login, vendor] = line!.trim().split(/\s+/)
+  const { stdout: degradedToken } = await promisify(execFile)(process.execPath,
+    [root('scripts/token.ts'), '--sub', uid!, '--login', login!, '--vendor', vendor!],
+    { cwd: dir, env: { PATH: process.env.PATH ?? '' } })
+  const degraded = await fetch(`${url}/api/users/profile`, {
+    headers: { authorization: `Bearer ${degradedToken.trim()}` }
+  })
+  t.equal(degraded.status, 200)
+  t.equal(degraded.headers.get('x-degraded'), 'discount', 'DISCOUNT_MISSING: the discount section degraded')
+
   sandbox.child.kill('SIGINT')
   const [code] = await sandbox.exited
   t.equal(code, 0, 'Ctrl-C stops it cleanly')

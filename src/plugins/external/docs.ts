@@ -1,7 +1,7 @@
 // The OpenAPI 3.1 document, generated from the route schemas, and Swagger UI at /docs (with the
 // document at /docs/json and /docs/yaml). Components take the names of the schemas' `$id`s.
 import fp from 'fastify-plugin'
-import swagger from '@fastify/swagger'
+import swagger, { type SwaggerTransformObject } from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import pkg from '../../../package.json' with { type: 'json' }
 import { CONSOLE_KEY_HEADER } from '../../auth/key-check.ts'
@@ -36,7 +36,12 @@ const ACCEPT_LANGUAGE = {
   schema: { type: 'string', examples: ['ru', 'en', 'en-US,en;q=0.9,ru;q=0.8'] }
 }
 
-export default fp<{ config: Config }>(async function docs (fastify) {
+/** The generated document, as @fastify/swagger hands it to transformObject. */
+type OpenApiObject = Extract<Parameters<SwaggerTransformObject>[0], { openapiObject: unknown }>['openapiObject']
+/** Changes the served document in place (a dev run's additions). */
+export type DescribeDocument = (document: OpenApiObject) => void
+
+export default fp<{ config: Config, describe?: DescribeDocument }>(async function docs (fastify, { describe }) {
   await fastify.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -77,6 +82,7 @@ export default fp<{ config: Config }>(async function docs (fastify) {
           }
         }
       }
+      describe?.(openapiObject)
       return openapiObject
     },
     // Shared schemas become components named by their `$id`, not def-0, def-1...
