@@ -7,7 +7,7 @@ import type { FastifyError } from 'fastify'
 import type { ErrorBody } from '../schemas/errors.ts'
 import {
   AppUpdateRequiredError, BadRequestError, detailIn, errorCodes, InternalError, languages, messageIn,
-  PayloadTooLargeError, UnsupportedMediaTypeError, validationIn, type Language
+  PayloadTooLargeError, reasonOf, UnsupportedMediaTypeError, validationIn, type Language
 } from './errors.ts'
 
 // Not the ESM namespace: building it reads http's lazy WebSocket getters, loading Node's bundled undici (~13 MiB).
@@ -41,7 +41,11 @@ export function toErrorBody (error: FastifyError, language: Language = 'en'): Er
   if (error instanceof AppUpdateRequiredError) {
     return { ...body(error.code, messageIn(error, language)), min_app_version: error.minAppVersion }
   }
-  if (catalog.has(error.code)) return body(error.code, messageIn(error, language))
+  if (catalog.has(error.code)) {
+    const reason = reasonOf(error)
+    const answer = body(error.code, messageIn(error, language))
+    return reason === undefined ? answer : { ...answer, reason }
+  }
   const known = fastifyCodes[error.code]?.()
   if (known !== undefined) return body(known.code, messageIn(known, language), known.statusCode)
   if (status === 429) return body('RATE_LIMITED', detailIn('RATE_LIMITED', error.message, language))

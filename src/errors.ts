@@ -3,6 +3,7 @@
 // how: no key, URL, stack or upstream body. An error's own `message` (logs, tests) is the English text.
 import createError from '@fastify/error'
 import { APP_VERSION_HEADER } from '../schemas/app-version.ts'
+import type { TokenReason } from '../schemas/errors.ts'
 
 /** The languages of every message; the answer's is chosen by Accept-Language (plugins/app/errors.ts). */
 export const languages = ['ru', 'en'] as const
@@ -117,6 +118,19 @@ function coded<C extends string, S extends number, A extends unknown[]> (code: C
   }
 }
 
+// A symbol, not a `reason` property: upstream errors carry a `reason` of their own that no body may show.
+const REASON = Symbol('token refusal reason')
+
+/** `error` marked with why a bearer token was refused: the body's `reason` (schemas/errors.ts). */
+export function withReason<E extends Error> (error: E, reason: TokenReason): E {
+  return Object.assign(error, { [REASON]: reason })
+}
+
+/** Why a bearer token was refused, when `error` says so. */
+export function reasonOf (error: unknown): TokenReason | undefined {
+  return (error as { [REASON]?: TokenReason } | null)?.[REASON]
+}
+
 export const BadRequestError = coded('BAD_REQUEST', 400, detailed('BAD_REQUEST'))
 export const UnauthorizedError = coded('UNAUTHORIZED', 401, detailed('UNAUTHORIZED'))
 export const NotFoundError = coded('NOT_FOUND', 404, {
@@ -173,12 +187,17 @@ export const InternalError = coded('INTERNAL_ERROR', 500, {
 })
 export const ServiceUnavailableError = coded('SERVICE_UNAVAILABLE', 503, detailed('SERVICE_UNAVAILABLE'))
 // A token under a kid the key set does not hold yet, while an early refresh is not allowed: retried, not refused.
-export const SigningKeyPendingError = coded('SIGNING_KEY_PENDING', 503, {
+export class SigningKeyPendingError extends coded('SIGNING_KEY_PENDING', 503, {
   en: (retryAfterS: string) =>
     `The key that signed the bearer token is not known yet; retry in ${secondsEn(Number(retryAfterS))}`,
   ru: (retryAfterS: string) =>
     `Ключ, которым подписан токен доступа, ещё не получен, повторите через ${secondsRu(Number(retryAfterS))}`
-})
+}) {
+  constructor (retryAfterS: string) {
+    super(retryAfterS)
+    withReason(this, 'signing_key_pending')
+  }
+}
 
 export const UpstreamTimeoutError = coded('UPSTREAM_TIMEOUT', 504, {
   en: (...[operation]: UpstreamArgs) => `Upstream operation ${operation} did not answer in time`,

@@ -12,7 +12,7 @@ const FETCH_TIMEOUT_MS = 5000
 const MAX_KEY_SET_BYTES = 256 * 1024
 /** Members beyond this many are not read. */
 const MAX_KEYS = 100
-/** Longest wait between two early refreshes (shorter when the refresh period is). */
+/** Longest wait between two early refreshes (half the refresh period when that is shorter). */
 const EARLY_REFRESH_COOLDOWN_MS = 30_000
 /** Before the first set has loaded, retries back off up to this (or the refresh period when shorter). */
 const FIRST_LOAD_MAX_BACKOFF_MS = 30_000
@@ -40,8 +40,11 @@ export interface KeySetOptions {
   verifierFor (pem: string, algorithms: KeyAlgorithm[]): (token: string) => unknown
 }
 
-/** A kid's key, or that a set fetched since the kid was first seen lacks it, or how long until a refresh may run. */
-export type KeyLookup = { key: SetKey } | { unpublished: true } | { retryAfterMs: number }
+/**
+ * A kid's key; or that a refresh begun after the request lacks it (`unpublished`); or how long until a refresh may
+ * run, and whether a refresh begun since the kid was first seen has lacked it already (`lacked`).
+ */
+export type KeyLookup = { key: SetKey } | { unpublished: true } | { retryAfterMs: number, lacked: boolean }
 
 /** Kids waiting for a refresh to say whether they are published; more are forgotten oldest first. */
 const MAX_PENDING_KIDS = 1000
@@ -90,7 +93,9 @@ export class RemoteKeySet extends EventEmitter<KeySetEvents> {
     super()
     this.#url = url
     this.#periodMs = refreshSeconds * 1000
-    this.#cooldownMs = Math.min(EARLY_REFRESH_COOLDOWN_MS, this.#periodMs)
+    // Half the period: with a cooldown as long as the period, the background refresh would take almost every
+    // chance of an early one, and a kid looked for within the cooldown is only ever pending (keyAfterRefresh).
+    this.#cooldownMs = Math.min(EARLY_REFRESH_COOLDOWN_MS, this.#periodMs / 2)
     this.#log = log
     this.#verifierFor = verifierFor
   }
@@ -106,28 +111,33 @@ export class RemoteKeySet extends EventEmitter<KeySetEvents> {
 
   /**
    * The key a token names after an early refresh, unless one ran within the cooldown. Requests arriving
-   * during a refresh wait for that one instead of starting their own. A kid is `unpublished` only once a
-   * set fetched after it was first seen lacks it; until then, during the cooldown, the caller is told when
-   * the next refresh may run (`retryAfterMs`): a key published since the last refresh is not refused.
+   * during a refresh wait for that one instead of starting their own. A kid is `unpublished` only when a refresh
+   * begun after this call lacks it: a refresh begun earlier, even after the kid was first seen (a stranger may send a
+   * provider's next kid before it is published), says nothing of a key published since. Otherwise the caller is
+   * told when the next refresh may run (`retryAfterMs`).
    */
   async keyAfterRefresh (kid: string): Promise<KeyLookup> {
+    const asked = performance.now()
     let since = this.#unknownSince.get(kid)
     if (since === undefined) {
-      since = performance.now()
+      since = asked
       // Bounded: an attacker's invented kids evict each other; an evicted kid only waits for a refresh again.
       const oldest = this.#unknownSince.keys().next().value
       if (this.#unknownSince.size >= MAX_PENDING_KIDS && oldest !== undefined) this.#unknownSince.delete(oldest)
       this.#unknownSince.set(kid, since)
     }
-    const coolingDown = performance.now() - this.#lastAttempt < this.#cooldownMs
+    const coolingDown = asked - this.#lastAttempt < this.#cooldownMs
     if (this.#inFlight !== undefined || !coolingDown) await this.refresh()
     const key = this.#keys.get(kid)
     if (key !== undefined) {
       this.#unknownSince.delete(kid)
       return { key }
     }
-    if (this.#lastLoadStart >= since) return { unpublished: true }
-    return { retryAfterMs: Math.max(0, this.#lastAttempt + this.#cooldownMs - performance.now()) }
+    if (this.#lastLoadStart >= asked) return { unpublished: true }
+    return {
+      retryAfterMs: Math.max(0, this.#lastAttempt + this.#cooldownMs - performance.now()),
+      lacked: this.#lastLoadStart >= since
+    }
   }
 
   /** Starts loading and the background refreshes. */

@@ -24,7 +24,7 @@ export const AuthConfigSchema = Type.Object({
     default: 300,
     description: 'How often the key set of AUTH_JWKS_URL is refreshed in the background (less often when its ' +
       'Cache-Control max-age says so); a token with an unknown `kid` may trigger one early refresh per cooldown ' +
-      '(30 s, or this when shorter).'
+      '(30 s, or half this when shorter).'
   }),
   AUTH_JWT_ISSUER: Type.Optional(Type.String({
     minLength: 1,

@@ -5,8 +5,9 @@ import { PerMinute } from './kinds.ts'
 export const LimitsConfigSchema = Type.Object({
   RATE_LIMIT_PROFILE_PER_MINUTE: PerMinute(120, 'Profile requests per client (token sub) per minute.'),
   RATE_LIMIT_CONSOLE_PER_MINUTE: PerMinute(30, 'Console requests per caller address per minute.'),
-  RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: PerMinute(30, 'Refused credentials (401) per caller address per minute; past ' +
-    'it, refused credentials get 429 (a valid credential is always served).'),
+  RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: PerMinute(30, 'Credentials that fail verification (401) per caller address ' +
+    'per minute; past it, such credentials get 429 (a valid credential is always served, and a token whose ' +
+    'signature verifies is always a 401).'),
   UNDER_PRESSURE_MAX_EVENT_LOOP_DELAY_MS: Type.Integer({
     minimum: 0,
     maximum: 60_000,

@@ -6,9 +6,10 @@ import { AppVersionHeaders } from '../../schemas/app-version.ts'
 import type { OperationName } from '../../schemas/operations.ts'
 import {
   InternalError, RateLimitedError, ServiceUnavailableError, SigningKeyPendingError, UnauthorizedError,
-  UpstreamBadResponseError, UpstreamTimeoutError, UpstreamUnavailableError
+  UpstreamBadResponseError, UpstreamTimeoutError, UpstreamUnavailableError, withReason
 } from '../errors.ts'
 import { appVersionResponses } from '../http/app-version.ts'
+import { bearerChallengeHeader } from '../http/bearer-challenges.ts'
 import { deprecationHeaders as sentDeprecationHeaders } from '../http/deprecation.ts'
 import { errorResponse } from '../http/error-response.ts'
 import { limitHeaders, RATE_LIMITED_EXAMPLE } from '../http/rate-limits.ts'
@@ -134,7 +135,7 @@ export const APP_ROUTE_CODES: readonly ErrorCode[] = [
   'SERVICE_UNAVAILABLE', 'UPSTREAM_UNAVAILABLE', 'SIGNING_KEY_PENDING', 'UPSTREAM_TIMEOUT'
 ]
 
-const REFUSED_TOKENS = 'refused tokens (or tokens under a signing key not known yet)'
+const REFUSED_TOKENS = 'tokens that failed verification (or under a signing key a refresh has not found)'
 
 /** The 429, 500, 502 and 504 of a route that calls an upstream. */
 export function upstreamAnswers ({ upstream, operation, limit }: UpstreamRoute) {
@@ -161,15 +162,9 @@ export function appRoute<S extends RouteSchema> (schema: S, route: UpstreamRoute
     ...structuredClone(appVersionResponses),
     401: errorResponse(
       'No bearer token, or one that is malformed, expired, wrongly signed, of another algorithm, or without valid ' +
-        'claims.',
-      [new UnauthorizedError('The bearer token has expired')],
-      {
-        'www-authenticate': {
-          type: 'string',
-          description: '`Bearer`, with `error="invalid_token"` when a token was sent but refused (RFC 6750).',
-          examples: ['Bearer error="invalid_token"']
-        }
-      }),
+        'claims; `reason` says whether to refresh the token or sign in again.',
+      [withReason(new UnauthorizedError('The bearer token has expired'), 'token_expired')],
+      bearerChallengeHeader()),
     ...upstreamAnswers(route),
     503: errorResponse(`${upstream} could not be reached, or its circuit breaker is open (with \`Retry-After\`: ` +
       'seconds until its next probe), or the service is shedding load (with `Retry-After`), or the token names a ' +

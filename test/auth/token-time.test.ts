@@ -35,7 +35,7 @@ async function listening (
 async function check (t: Test, url: string, sign: (claims: Claims) => string): Promise<void> {
   for (const [what, claims, served] of CASES) {
     const res = await request(`${url}/test/caller`, { headers: bearer(sign(claims())) })
-    const body = await res.body.json() as { code?: string, message?: string, uid_client?: string }
+    const body = await res.body.json() as { code?: string, message?: string, reason?: string, uid_client?: string }
     if (served) {
       t.equal(res.statusCode, 200, `${what}: served`)
       t.equal(body.uid_client, IVANOV.uid_client.toUpperCase())
@@ -44,7 +44,9 @@ async function check (t: Test, url: string, sign: (claims: Claims) => string): P
     t.equal(res.statusCode, 401, `${what}: refused`)
     t.equal(body.code, 'UNAUTHORIZED')
     t.equal(body.message, 'The bearer token is invalid')
-    t.equal(res.headers['www-authenticate'], 'Bearer error="invalid_token"')
+    t.equal(res.headers['www-authenticate'],
+      'Bearer error="invalid_token", error_description="The access token is invalid"')
+    t.equal(body.reason, 'token_invalid', 'a future iat: sign in again')
   }
 }
 

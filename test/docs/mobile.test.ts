@@ -3,6 +3,8 @@
 import t from 'tap'
 import { startDev } from '../../sandbox/dev.ts'
 import { OUTCOME_CLIENTS } from '../../sandbox/outcomes.ts'
+import { TOKEN_REASONS } from '../../schemas/errors.ts'
+import { BEARER_CHALLENGES } from '../../src/http/bearer-challenges.ts'
 import { page, section } from './markdown.ts'
 
 const DOC = page('docs/mobile.md')
@@ -76,6 +78,9 @@ t.test('the page says what the service does about dates, optionals, retries and 
     'UPSTREAM_BAD_RESPONSE', 'UPSTREAM_TIMEOUT', 'INTERNAL_ERROR', 'UNAUTHORIZED', 'APP_UPDATE_REQUIRED']) {
     t.match(retries, code, `${code} has its retry rule`)
   }
+  t.match(retries, '### Refresh, sign in again, or wait')
+  for (const reason of Object.keys(TOKEN_REASONS)) t.match(retries, `| \`${reason}\` |`, `${reason} has its row`)
+  for (const challenge of Object.values(BEARER_CHALLENGES)) t.match(retries, `\`${challenge}\``, challenge)
   t.match(section(DOC, 'Unknown enum values'), 'degraded')
 })
 

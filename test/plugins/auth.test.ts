@@ -19,19 +19,28 @@ async function appWithProbe (tt: Test, env: Record<string, string | undefined> =
   return built
 }
 
-/** The standard 401: body, challenge, request id, and nothing of the token in it. */
+type Reason = 'token_missing' | 'token_expired' | 'token_invalid'
+
+/** What the app reads to choose between signing in and refreshing: RFC 6750's challenge, and the body's reason. */
+const CHALLENGES: Record<Reason, string> = {
+  token_missing: 'Bearer',
+  token_expired: 'Bearer error="invalid_token", error_description="The access token expired"',
+  token_invalid: 'Bearer error="invalid_token", error_description="The access token is invalid"'
+}
+
+/** The standard 401: body with its reason, the matching challenge, request id, and nothing of the token in it. */
 function assertRefused (
   tt: Test,
   res: { statusCode: number, headers: Record<string, unknown>, body: string },
-  challenge: string,
+  reason: Reason,
   token?: string
 ) {
   tt.equal(res.statusCode, 401)
-  tt.equal(res.headers['www-authenticate'], challenge)
+  tt.equal(res.headers['www-authenticate'], CHALLENGES[reason])
   tt.ok(res.headers['x-request-id'], 'x-request-id on the refusal')
   const body = JSON.parse(res.body)
-  tt.same(Object.keys(body).sort(), ['code', 'error', 'message', 'statusCode'])
-  tt.match(body, { statusCode: 401, code: 'UNAUTHORIZED', error: 'Unauthorized', message: String })
+  tt.same(Object.keys(body).sort(), ['code', 'error', 'message', 'reason', 'statusCode'])
+  tt.match(body, { statusCode: 401, code: 'UNAUTHORIZED', error: 'Unauthorized', message: String, reason })
   if (token !== undefined) {
     for (const part of token.split('.').filter(p => p.length > 0)) {
       tt.notOk(res.body.includes(part),
@@ -40,7 +49,8 @@ function assertRefused (
   }
 }
 
-const INVALID = 'Bearer error="invalid_token"'
+const INVALID = 'token_invalid'
+const EXPIRED = 'token_expired'
 
 t.test('no bearer token: 401 with a bare Bearer challenge', async t => {
   const { app } = await appWithProbe(t)
@@ -48,7 +58,7 @@ t.test('no bearer token: 401 with a bare Bearer challenge', async t => {
   for (const headers of [{}, { authorization: '' }, { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` },
     { authorization: `Token ${token}` }, { authorization: token }]) {
     const res = await app.inject({ url: PROFILE, headers })
-    assertRefused(t, res, 'Bearer')
+    assertRefused(t, res, 'token_missing')
   }
 })
 
@@ -62,16 +72,16 @@ t.test('malformed bearer tokens: 401 invalid_token', async t => {
 
 t.test('expired, unexpired-but-missing-exp and future-nbf tokens are refused', async t => {
   const { app } = await appWithProbe(t)
-  const cases: Array<[string, Claims]> = [
-    ['expired beyond the clock tolerance', claimsFor(IVANOV, { exp: inSeconds(-120) })],
-    ['no exp at all', (({ exp, ...rest }) => rest)(claimsFor())],
-    ['exp that is not a number', claimsFor(IVANOV, { exp: 'tomorrow' })],
-    ['not valid before a minute from now', claimsFor(IVANOV, { nbf: inSeconds(120) })]
+  const cases: Array<[string, Claims, Reason]> = [
+    ['expired beyond the clock tolerance', claimsFor(IVANOV, { exp: inSeconds(-120) }), EXPIRED],
+    ['no exp at all', (({ exp, ...rest }) => rest)(claimsFor()), INVALID],
+    ['exp that is not a number', claimsFor(IVANOV, { exp: 'tomorrow' }), INVALID],
+    ['not valid before a minute from now', claimsFor(IVANOV, { nbf: inSeconds(120) }), INVALID]
   ]
-  for (const [name, claims] of cases) {
+  for (const [name, claims, reason] of cases) {
     const token = hs256(claims)
     const res = await app.inject({ url: PROFILE, headers: bearer(token) })
-    t.test(name, async t => assertRefused(t, res, INVALID, token))
+    t.test(name, async t => assertRefused(t, res, reason, token))
   }
   const expired = await app.inject({
     url: PROFILE, headers: bearer(hs256(claimsFor(IVANOV, { exp: inSeconds(-120) })))
@@ -193,7 +203,7 @@ t.test('iat is required, and a token older than AUTH_JWT_MAX_AGE_S is refused wh
   // Issued two hours ago, valid for ten years by its exp: past the one-hour maximum age.
   const old = hs256(claimsFor(IVANOV, { iat: inSeconds(-7200), exp: inSeconds(10 * 365 * 86_400) }))
   const res = await app.inject({ url: PROFILE, headers: bearer(old) })
-  assertRefused(t, res, INVALID, old)
+  assertRefused(t, res, EXPIRED, old)
   t.equal(res.json().message, 'The bearer token has expired')
   const young = hs256(claimsFor(IVANOV, { iat: inSeconds(-1800), exp: inSeconds(10 * 365 * 86_400) }))
   t.equal((await app.inject({ url: '/test/caller', headers: bearer(young) })).statusCode, 200, 'within the maximum age')
@@ -203,7 +213,7 @@ t.test('the maximum age defaults to one day', async t => {
   const { app, config } = await appWithProbe(t)
   t.equal(config.AUTH_JWT_MAX_AGE_S, 86_400)
   const tenYears = hs256(claimsFor(IVANOV, { iat: inSeconds(-86_400 - 60), exp: inSeconds(10 * 365 * 86_400) }))
-  assertRefused(t, await app.inject({ url: PROFILE, headers: bearer(tenYears) }), INVALID, tenYears)
+  assertRefused(t, await app.inject({ url: PROFILE, headers: bearer(tenYears) }), EXPIRED, tenYears)
 })
 
 t.test('AUTH_JWT_ISSUER and AUTH_JWT_AUDIENCE: tokens without them or with other values are refused', async t => {

@@ -11,7 +11,7 @@ import {
   AppUpdateRequiredError, BadRequestError, ClientNotFoundError, details, errorCodes, HeadersTooLargeError,
   InternalError, languages, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, RateLimitedError,
   RequestTimeoutError, ServiceUnavailableError, SigningKeyPendingError, UnauthorizedError,
-  UnsupportedMediaTypeError, UpstreamBadResponseError, UpstreamTimeoutError, UpstreamUnavailableError,
+  UnsupportedMediaTypeError, UpstreamBadResponseError, UpstreamTimeoutError, UpstreamUnavailableError, withReason,
   type Language, type Texts
 } from '../../src/errors.ts'
 import { PETROVA } from '../../schemas/fixtures.ts'
@@ -127,6 +127,18 @@ t.test('toErrorBody maps statuses it does not know by name, and never passes a 5
     { statusCode: 500, code: 'INTERNAL_ERROR', error: 'Internal Server Error', message: 'Internal server error' })
 })
 
+t.test('reason: only a refused bearer token has one, in every language; an upstream failure\'s own reason never ' +
+  'reaches the body', async t => {
+  const expired = withReason(new UnauthorizedError('The bearer token has expired'), 'token_expired')
+  for (const language of languages) t.equal(toErrorBody(expired, language).reason, 'token_expired', language)
+  t.equal(toErrorBody(new SigningKeyPendingError('3')).reason, 'signing_key_pending')
+  t.equal(toErrorBody(withReason(new RateLimitedError(7), 'token_invalid')).reason, 'token_invalid')
+  const tooDeep = Object.assign(new UpstreamBadResponseError('dealer.client'), { reason: 'too_deep' })
+  t.notOk('reason' in toErrorBody(tooDeep), 'the upstream failure\'s reason is for logs only')
+  t.notOk('reason' in toErrorBody(new UnauthorizedError('Send the console key in the x-console-key header')),
+    'an operator key has none')
+})
+
 // Languages: every catalog code over real HTTP in Russian and English, and the choice by Accept-Language.
 
 /** What each error says in each language: the texts the app shows, written out here, not read from the catalog. */
@@ -215,7 +227,9 @@ t.test('every catalog code answers in Russian and in English over HTTP, its code
       const res = await get(`${origin}/said/${i}`, language)
       t.equal(res.status, error.statusCode, `${error.code} ${language}: its status`)
       const { statusCode, code } = error
-      const extra = error instanceof AppUpdateRequiredError ? { min_app_version: '2.3.0' } : {}
+      const extra = error instanceof AppUpdateRequiredError
+        ? { min_app_version: '2.3.0' }
+        : error instanceof SigningKeyPendingError ? { reason: 'signing_key_pending' } : {}
       const expected = { statusCode, code, error: res.body.error, message: texts[language], ...extra }
       t.same(res.body, expected, `${error.code} in ${language}`)
       t.equal(res.headers.get('content-language'), language)

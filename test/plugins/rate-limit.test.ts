@@ -19,11 +19,19 @@ function passportNotFound (upstream: TestApp['upstream'], times: number) {
   answerOperation(upstream, 'passport.get_client', { status: 400, body: fx.passportNotFound, times })
 }
 
-/** The 429 every limit answers: the error body, Retry-After within the minute, the x-ratelimit-* headers. */
-function assertLimited (tt: Test, res: Answer, limit: number) {
+/**
+ * The 429 every limit answers: the error body (with the refused token's `reason` on the refused-credential limit,
+ * none elsewhere), Retry-After within the minute, the x-ratelimit-* headers.
+ */
+function assertLimited (tt: Test, res: Answer, limit: number, reason?: string) {
   tt.equal(res.statusCode, 429)
-  tt.same(res.json(),
-    { statusCode: 429, code: 'RATE_LIMITED', error: 'Too Many Requests', message: res.json().message })
+  tt.strictSame(res.json(), {
+    statusCode: 429,
+    code: 'RATE_LIMITED',
+    error: 'Too Many Requests',
+    message: res.json().message,
+    ...(reason === undefined ? {} : { reason })
+  })
   tt.match(res.json().message, /^Too many requests; retry in \d+ seconds?$/)
   const retryAfter = Number(res.headers['retry-after'])
   tt.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60,
@@ -126,7 +134,7 @@ t.test('refused credentials per address: past the limit, 429 only to refused ' +
   // 40 more bad tokens (expired apps retrying behind one NAT address): every one past the limit is 429.
   for (let i = 0; i < 40; i++) {
     const res = await app.inject({ url: PROFILE, headers: i % 2 === 0 ? bearer(forged) : {}, remoteAddress: shared })
-    assertLimited(t, res, 3)
+    assertLimited(t, res, 3, i % 2 === 0 ? 'token_invalid' : 'token_missing')
     t.notOk(res.headers['www-authenticate'], 'no challenge on a 429')
   }
   // A valid token from the same address is verified and served: nobody can lock it out.
@@ -159,6 +167,59 @@ t.test('refused credentials per address: past the limit, 429 only to refused ' +
   })).statusCode, 404)
   t.equal((await app.inject('/health/live')).statusCode, 200, 'routes without credentials are not affected')
   agent.assertNoPendingInterceptors()
+})
+
+t.test('a token whose signature verifies always gets 401 with its reason and challenge, however many bad ' +
+  'tokens came from its address; only tokens that fail verification count', async t => {
+  const { app } = await buildTestApp(t, {
+    AUTH_JWT_ISSUER: 'https://id.example', AUTH_JWT_AUDIENCE: 'dealer-app', AUTH_JWT_MAX_AGE_S: '3600'
+  })
+  const nat = '198.51.100.50'
+  const ours = (extra: Record<string, unknown> = {}) =>
+    claimsFor(fx.IVANOV, { iss: 'https://id.example', aud: 'dealer-app', ...extra })
+  const forged = hs256(ours(), 'another-secret-that-is-at-least-32-characters')
+  const send = (headers: Record<string, string>, remoteAddress = nat) =>
+    app.inject({ url: PROFILE, headers, remoteAddress })
+  const expiredChallenge = 'Bearer error="invalid_token", error_description="The access token expired"'
+  const invalidChallenge = 'Bearer error="invalid_token", error_description="The access token is invalid"'
+
+  // A stranger behind the same carrier NAT: 31 bad tokens in a minute, one past the default limit of 30.
+  for (let i = 0; i < 30; i++) t.equal((await send(bearer(i % 2 === 0 ? forged : `garbage-${i}`))).statusCode, 401)
+  assertLimited(t, await send(bearer(forged)), 30, 'token_invalid')
+
+  // Tokens our key signed, each refused for what it says: the app must learn to refresh, or to sign in again.
+  const verified: Array<[string, string, 'token_expired' | 'token_invalid']> = [
+    ['expired', hs256(ours({ exp: inSeconds(-120) })), 'token_expired'],
+    ['older than AUTH_JWT_MAX_AGE_S', hs256(ours({ iat: inSeconds(-7200), exp: inSeconds(86_400) })), 'token_expired'],
+    ['issued in the future', hs256(ours({ iat: inSeconds(3600), exp: inSeconds(7200) })), 'token_invalid'],
+    ['not valid yet', hs256(ours({ nbf: inSeconds(600) })), 'token_invalid'],
+    ['another audience', hs256(ours({ aud: 'some-other-client' })), 'token_invalid'],
+    ['another issuer', hs256(ours({ iss: 'https://other.example' })), 'token_invalid'],
+    ['without the client claims', hs256(ours({ sub: 'not-a-uuid' })), 'token_invalid']
+  ]
+  for (const [name, token, reason] of verified) {
+    const res = await send(bearer(token))
+    t.equal(res.statusCode, 401, `${name}: 401, not 429`)
+    t.equal(res.json().code, 'UNAUTHORIZED', `${name}: the code apps branch on is unchanged`)
+    t.equal(res.json().reason, reason, `${name}: ${reason}`)
+    t.equal(res.headers['www-authenticate'], reason === 'token_expired' ? expiredChallenge : invalidChallenge,
+      `${name}: the challenge says the same`)
+  }
+
+  // What fails verification is still limited, a forged token that claims to be merely expired included; the 429
+  // says that this token will never be served.
+  const forgedExpired = hs256(ours({ exp: inSeconds(-120) }), 'another-secret-that-is-at-least-32-characters')
+  for (const token of [forged, forgedExpired]) {
+    assertLimited(t, await send(bearer(token)), 30, 'token_invalid')
+  }
+  assertLimited(t, await send({}), 30, 'token_missing')
+
+  // Tokens that verify never count: a busy NAT's own expired tokens do not bring its address to the limit.
+  const office = '198.51.100.51'
+  const expired = hs256(ours({ exp: inSeconds(-120) }))
+  for (let i = 0; i < 40; i++) t.equal((await send(bearer(expired), office)).statusCode, 401)
+  for (let i = 0; i < 30; i++) t.equal((await send(bearer(forged), office)).statusCode, 401, 'the count starts at 0')
+  assertLimited(t, await send(bearer(forged), office), 30, 'token_invalid')
 })
 
 t.test('refused console keys count too; accepted credentials never do', async t => {

@@ -14,8 +14,9 @@ import { issuedInTheFuture } from '../../auth/token-time.ts'
 import { verificationKey, type JwtAlgorithm } from '../../auth/verification-key.ts'
 import type { Config } from '../../config.ts'
 import {
-  KEY_SET_NOT_LOADED, ServiceUnavailableError, SigningKeyPendingError, UnauthorizedError, type Detail
+  KEY_SET_NOT_LOADED, ServiceUnavailableError, SigningKeyPendingError, UnauthorizedError, withReason, type Detail
 } from '../../errors.ts'
+import { BEARER_CHALLENGES } from '../../http/bearer-challenges.ts'
 import { metricsOf } from '../../metrics/registry.ts'
 
 /** Tolerated clock difference between the token issuer and us, for `exp` and `nbf`. */
@@ -36,13 +37,12 @@ declare module 'fastify' {
   }
 }
 
-// RFC 6750 section 3: no error code when the request carries no bearer token at all.
-const CHALLENGE = 'Bearer'
-const INVALID_TOKEN = 'Bearer error="invalid_token"'
-
-function refuse (reply: FastifyReply, challenge: string, message: Detail<'UNAUTHORIZED'>): Error {
-  reply.header('www-authenticate', challenge)
-  return new UnauthorizedError(message)
+/** The 401 of a refused bearer token: its challenge, and its reason in the body. */
+function refuse (
+  reply: FastifyReply, reason: keyof typeof BEARER_CHALLENGES, message: Detail<'UNAUTHORIZED'>
+): Error {
+  reply.header('www-authenticate', BEARER_CHALLENGES[reason])
+  return withReason(new UnauthorizedError(message), reason)
 }
 
 /** fast-jwt's and @fastify/jwt's own errors: all of them mean the token is not acceptable. */
@@ -50,6 +50,13 @@ function isTokenError (error: unknown): error is { code: string } {
   const code = (error as { code?: unknown } | null)?.code
   return typeof code === 'string' && (code.startsWith('FAST_JWT_') || code.startsWith('FST_JWT_'))
 }
+
+// What fast-jwt refuses only after the signature has verified (its verifier checks the signature, then the crit
+// header, the required claims and their values): the token is its holder's own, expired or meant for another.
+const AFTER_SIGNATURE = new Set([
+  'FAST_JWT_EXPIRED', 'FAST_JWT_INACTIVE', 'FAST_JWT_MISSING_REQUIRED_CLAIM', 'FAST_JWT_INVALID_CLAIM_TYPE',
+  'FAST_JWT_INVALID_CLAIM_VALUE', 'FAST_JWT_INVALID_CRIT_HEADER'
+])
 
 type ClaimsConfig = Pick<Config, 'AUTH_JWT_ISSUER' | 'AUTH_JWT_AUDIENCE' | 'AUTH_JWT_MAX_AGE_S'>
 
@@ -80,6 +87,15 @@ function verifyOptions (config: ClaimsConfig, algorithms: JwtAlgorithm[]) {
 /** A token the key set cannot verify: no usable header, an algorithm no key admits, or a kid it does not hold. */
 class KeySetRefusal extends Error {}
 
+/** SIGNING_KEY_PENDING, and whether a refresh begun since its kid was first seen has lacked it already. */
+class PendingKey extends SigningKeyPendingError {
+  readonly lacked: boolean
+  constructor (retryAfterS: string, lacked: boolean) {
+    super(retryAfterS)
+    this.lacked = lacked
+  }
+}
+
 const KEY_SET_ALGORITHM_NAMES = new Set<string>(KEY_SET_ALGORITHMS)
 /** The `alg` and `kid` of a token's protected header; a KeySetRefusal when it has no usable one. */
 function protectedHeader (token: string): { alg: string, kid: string } {
@@ -103,7 +119,7 @@ function keySetVerifier (keySet: RemoteKeySet) {
     if ('unpublished' in found) throw new KeySetRefusal()
     // Perhaps a key published since the last refresh: the app retries a 503, while a 401 signs the user out.
     const seconds = String(Math.max(1, Math.ceil(found.retryAfterMs / 1000)))
-    throw Object.assign(new SigningKeyPendingError(seconds), { headers: { 'retry-after': seconds } })
+    throw Object.assign(new PendingKey(seconds, found.lacked), { headers: { 'retry-after': seconds } })
   }
   return function verify (token: string): unknown {
     const { alg, kid } = protectedHeader(token)
@@ -172,21 +188,23 @@ export default fp<{ config: Config }>(async function auth (fastify, { config }) 
     // The scheme is case-insensitive (RFC 7235); one space, then the token.
     if (header === undefined || header.length < 7 || header.slice(0, 7).toLowerCase() !== 'bearer ') {
       throw await fastify.refuseCredentials(request, reply,
-        refuse(reply, CHALLENGE, 'This endpoint needs an Authorization: Bearer token'))
+        refuse(reply, 'token_missing', 'This endpoint needs an Authorization: Bearer token'))
     }
     const token = header.slice(7).trim()
     if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) {
       throw await fastify.refuseCredentials(request, reply,
-        refuse(reply, INVALID_TOKEN, 'The bearer token is malformed'))
+        refuse(reply, 'token_invalid', 'The bearer token is malformed'))
     }
+    // Only credentials that fail verification count against the address (refuseCredentials): a token whose
+    // signature verified is always answered 401, so apps sharing an address always learn to refresh or sign in.
     let claims: unknown
     try {
       claims = await verifyToken(token)
     } catch (error) {
-      if (error instanceof SigningKeyPendingError) {
-        // The caller is not authenticated yet and anyone can invent a kid: counted against the address as a refused
-        // credential (a 429 past the limit), and apart from the error budget.
-        const answer = await fastify.refuseCredentials(request, reply, error)
+      if (error instanceof PendingKey) {
+        // Anyone can invent a kid, but an honest app meets one in every rotation: counted against the address only
+        // once a refresh begun since the kid was first seen still lacks it, and apart from the error budget.
+        const answer = error.lacked ? await fastify.refuseCredentials(request, reply, error) : error
         if (answer === error) countPending(request)
         throw answer
       }
@@ -195,16 +213,19 @@ export default fp<{ config: Config }>(async function auth (fastify, { config }) 
       if (!isTokenError(error) && !(error instanceof RangeError) && !(error instanceof KeySetRefusal)) throw error
       // The library's message is not passed on: a fixed text, never any part of the token.
       const expired = isTokenError(error) && error.code === 'FAST_JWT_EXPIRED'
-      throw await fastify.refuseCredentials(request, reply,
-        refuse(reply, INVALID_TOKEN, expired ? 'The bearer token has expired' : 'The bearer token is invalid'))
+      const refusal = expired
+        ? refuse(reply, 'token_expired', 'The bearer token has expired')
+        : refuse(reply, 'token_invalid', 'The bearer token is invalid')
+      if (isTokenError(error) && AFTER_SIGNATURE.has(error.code)) throw refusal
+      throw await fastify.refuseCredentials(request, reply, refusal)
     }
+    // The signature has verified: refused without counting, like the claims fast-jwt checks.
     // Both verifiers: fast-jwt alone would let an `iat` ahead of now stretch AUTH_JWT_MAX_AGE_S without end.
     if (issuedInTheFuture(claims, Date.now(), CLOCK_TOLERANCE_MS)) {
-      throw await fastify.refuseCredentials(request, reply, refuse(reply, INVALID_TOKEN, 'The bearer token is invalid'))
+      throw refuse(reply, 'token_invalid', 'The bearer token is invalid')
     }
     if (!validClaims.Check(claims)) {
-      throw await fastify.refuseCredentials(request, reply,
-        refuse(reply, INVALID_TOKEN, 'The bearer token does not carry valid sub, login and vendor claims'))
+      throw refuse(reply, 'token_invalid', 'The bearer token does not carry valid sub, login and vendor claims')
     }
     request.caller = { vendor: claims.vendor, login: claims.login, uid_client: claims.sub.toUpperCase() }
   })

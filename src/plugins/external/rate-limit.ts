@@ -1,19 +1,22 @@
 // Rate limits per minute, in memory or in the Redis every instance shares (while it fails, each instance counts on
 // its own): the profile per token `sub`, the console per address, and refused credentials per address. Credentials
-// are verified first and only refused ones get 429, so no one can lock out honest callers sharing an address; nobody
-// guesses a signature or a key.
+// are verified first and only those that fail verification count and get 429 (a token whose signature verified is
+// always a 401), so no one can lock out honest callers sharing an address; nobody guesses a signature or a key.
 import fp from 'fastify-plugin'
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../../config.ts'
-import { RateLimitedError } from '../../errors.ts'
+import { RateLimitedError, reasonOf, withReason } from '../../errors.ts'
 import { sharedStore } from '../../http/rate-limit-store.ts'
 import { RATE_LIMIT_WINDOW_MS } from '../../http/rate-limits.ts'
 import { metricsOf } from '../../metrics/registry.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Counts a refused credential against the address: `refusal` (the 401) within the limit, a 429 past it. */
+    /**
+     * Counts a credential that failed verification against the address: `refusal` (the 401) within the limit, a 429
+     * past it (with the refusal's token reason, so that an app knows it will never be served with that token).
+     */
     refuseCredentials: (request: FastifyRequest, reply: FastifyReply, refusal: Error) => Promise<Error>
   }
 }
@@ -60,6 +63,8 @@ export default fp<{ config: Config }>(async function rateLimits (fastify, { conf
     reply.header('x-ratelimit-remaining', 0)
     reply.header('x-ratelimit-reset', state.ttlInSeconds)
     reply.header('retry-after', state.ttlInSeconds)
-    return new RateLimitedError(state.ttlInSeconds)
+    const limited = new RateLimitedError(state.ttlInSeconds)
+    const reason = reasonOf(refusal)
+    return reason === undefined ? limited : withReason(limited, reason)
   })
 }, { name: 'rate-limit', dependencies: ['redis'] })
