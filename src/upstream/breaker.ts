@@ -85,32 +85,30 @@ export function reopeningProbes (
   return Math.max(PROBE_CALLERS, Math.floor(failureRatePercent * minCalls / 100) + 1)
 }
 
-/** How many callers each operation remembers as served: the most recent, a short digest each (about 0.4 MB). */
+/** How many callers each operation remembers as served, at most: the latest, a digest each (about 0.2 MB). */
 export const SERVED_CALLERS = 4096
 
 /**
- * The callers an operation served (answered with its record or its documented not-found), the most recently
- * served last; the oldest is forgotten past `capacity`. A failure of a caller it served says the operation
- * changed; one of a caller whose calls have only ever failed may be that caller's own record.
+ * The callers an operation served (answered with their record or its documented not-found) lately: two generations
+ * of SERVED_CALLERS / 2, the older dropped whole when the newer is full, so remembering costs no more than a set's
+ * add (a map kept in recency order cost several microseconds a call in evictions). A failure of a caller it served
+ * says the operation changed; one of a caller whose calls have only ever failed may be that caller's own record.
  */
 class ServedCallers {
-  readonly #keys = new Map<string, true>()
-  readonly #capacity: number
-
-  constructor (capacity: number) {
-    this.#capacity = capacity
-  }
+  #current = new Set<string>()
+  #previous = new Set<string>()
 
   has (key: string | undefined): boolean {
-    return key !== undefined && this.#keys.has(key)
+    return key !== undefined && (this.#current.has(key) || this.#previous.has(key))
   }
 
   add (key: string): void {
-    // Deleted first so that the key moves to the newest end.
-    if (!this.#keys.delete(key) && this.#keys.size >= this.#capacity) {
-      this.#keys.delete(this.#keys.keys().next().value!)
+    if (this.#current.has(key)) return
+    if (this.#current.size >= SERVED_CALLERS / 2) {
+      this.#previous = this.#current
+      this.#current = new Set()
     }
-    this.#keys.set(key, true)
+    this.#current.add(key)
   }
 }
 
@@ -246,11 +244,10 @@ export type Admission = number
 export const NOT_PROBE: Admission = -1
 
 /**
- * Who a call is for, as the breaker keeps it: 96 bits of its SHA-256, computed when the call is settled or probes.
- * The identity itself is never stored, logged or a label.
+ * Who a call is for, as the breaker keeps it: its SHA-256, computed once when the call is settled or probes (about
+ * 2 us). The identity itself is never stored, logged or a label.
  */
-const keyOf = (caller: string | undefined) =>
-  caller === undefined ? undefined : hash('sha256', caller, 'base64url').slice(0, 16)
+const keyOf = (caller: string | undefined) => caller === undefined ? undefined : hash('sha256', caller, 'base64url')
 
 /** Outcomes of an answer that served the caller: its record, or the operation's documented not-found. */
 const SERVED = new Set(['ok', 'not_found'])
@@ -286,7 +283,7 @@ export function createBreakers (
       openedAt: 0,
       epoch: 0,
       window: new FailureWindow(options, now),
-      served: new ServedCallers(SERVED_CALLERS),
+      served: new ServedCallers(),
       probing: false,
       prober: undefined,
       roundStart: 0,

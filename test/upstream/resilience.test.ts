@@ -520,23 +520,25 @@ t.test("one caller's failures count for its share of the window only", async t =
     t.strictSame(up.transitions, [], 'still counted once each')
   })
 
-  t.test(`it remembers the last ${SERVED_CALLERS} callers it served, no more`, async t => {
+  t.test(`it remembers the callers it served lately, ${SERVED_CALLERS} at most`, async t => {
     const clock = breakersOnClock()
     const fail = (caller: string) => clock.breakers.settleError('passport.get_client',
       clock.breakers.admit('passport.get_client', caller), clock.error('passport.get_client'), false, caller)
     const serve = (caller: string) => clock.breakers.settleAnswer('passport.get_client',
       clock.breakers.admit('passport.get_client', caller), { outcome: 'ok', status: 200 }, caller)
-    for (const caller of ['a', 'b', 'c', 'd']) serve(caller)
-    // 'a' is served again: the most recent; 'b' is then the oldest.
     serve('a')
-    for (let i = 0; i < SERVED_CALLERS - 3; i++) serve(`other-${i}`)
+    serve('b')
+    for (let i = 0; i < SERVED_CALLERS - 2; i++) serve(`other-${i}`)
+    // Served again after as many others: 'a' is remembered, 'b' forgotten.
+    serve('a')
     clock.advance(DEFAULT_BREAKER_OPTIONS.windowMs)
-    // 'b' forgotten counts once, 'a', 'c' and 'd' five times each: 16 failures of 16 calls, under the minimum.
-    for (let i = 0; i < 5; i++) for (const caller of ['a', 'b', 'c', 'd']) fail(caller)
-    t.equal(clock.breakers.states()['passport.get_client'], 'closed')
-    fail('e')
-    t.equal(clock.breakers.states()['passport.get_client'], 'closed', 'e: never served, once, 17 calls')
-    for (const caller of ['f', 'g', 'h']) fail(caller)
+    // 'a' counts five times, 'b' once: 6 failures of 6 calls; 13 callers never served make 19, under the minimum.
+    for (let i = 0; i < 5; i++) for (const caller of ['a', 'b']) fail(caller)
+    for (let n = 0; n < 13; n++) fail(`new-${n}`)
+    t.equal(clock.breakers.states()['passport.get_client'], 'closed', '19 counted failures')
+    fail('b')
+    t.equal(clock.breakers.states()['passport.get_client'], 'closed', "'b' counted once already")
+    fail('new-13')
     t.strictSame(clock.transitions.map(([, state]) => state), ['open'], 'the twentieth counted failure opens it')
   })
 
