@@ -405,13 +405,12 @@ export function createBreakers (
     operation: OperationName, admission: Admission, answer: { outcome: string, status: number }, caller?: string
   ): void {
     const breaker = breakers.get(operation)!
-    const key = keyOf(caller)
     // Answers are never cut short by a budget: their outcome alone decides.
     if (failedAnswer(answer)) {
-      failed(operation, breaker, admission, key)
+      failed(operation, breaker, admission, keyOf(caller))
       return
     }
-    if (key !== undefined && SERVED.has(answer.outcome)) breaker.served.add(key)
+    if (caller !== undefined && SERVED.has(answer.outcome)) breaker.served.add(keyOf(caller)!)
     succeeded(operation, breaker, admission)
   }
 
