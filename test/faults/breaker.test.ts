@@ -1,7 +1,8 @@
 // Circuit breakers over real sockets, with the default rule (more than 50 % of at least 20 calls failed;
 // a window of a minute so no test outlasts it), on a clock the tests move (no test sleeps on a breaker).
 // A broken record is one caller's 502, never everyone's 503; one client failing at its full rate never
-// opens a breaker while others are served, several clients failing do; an operation failing for every
+// opens a breaker while others are served, several clients failing do; a handful of accounts whose own
+// records fail (never served) cannot open a breaker nor hold it at half-open; an operation failing for every
 // caller is refused after about 20 calls (shown by the fault upstream's counts, not by timing); a probe
 // after the half-open delay closes it again, and one client cannot be every probe; each operation has its
 // own breaker; failures older than the window are forgotten after a quiet spell.
