@@ -42,7 +42,8 @@ export const UpstreamConfigSchema = Type.Object({
     maximum: 10_000,
     default: 20,
     description: 'Calls of one upstream operation the window must hold before its failure rate can open the breaker; ' +
-      'one caller\'s failures count for at most the failure rate of half of them (5 by default).'
+      'a caller the operation served counts for at most the failure rate of half of them (5 by default), one it ' +
+      'never served for one failure.'
   }),
   UPSTREAM_BREAKER_WINDOW_MS: Type.Integer({
     minimum: 1000,
@@ -51,7 +52,8 @@ export const UpstreamConfigSchema = Type.Object({
     description: 'The sliding window over which an upstream operation\'s failure rate is measured.'
   }),
   UPSTREAM_BREAKER_HALF_OPEN_MS: Millis(10_000, 'How long an open circuit breaker refuses calls before probe calls ' +
-    '(one at a time, one per caller a round) may close it.')
+    '(one at a time, one per caller a round) may close it; failed probes of two callers the operation served open ' +
+    'it again.')
 })
 
 type UpstreamConfig = Static<typeof UpstreamConfigSchema>

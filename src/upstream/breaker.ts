@@ -60,9 +60,10 @@ const failedAnswer = (result: { outcome: string, status: number }) =>
   result.outcome === 'status' && isServerError(result.status)
 
 /**
- * The most failures one caller counts for in the window: half of what could open the breaker on its own
- * (rate x min-calls), so a client failing at its full rate never opens it, even beside other clients failing a
- * quarter of their own calls (docs/security.md, Circuit breakers). 5 with the defaults.
+ * The most failures one caller the operation has served counts for in the window: half of what could open the
+ * breaker on its own (rate x min-calls), so a client failing at its full rate never opens it, even beside other
+ * clients failing a quarter of their own calls (docs/security.md, Circuit breakers). 5 with the defaults. A caller
+ * it never served counts for one failure: its failures may be its own record's.
  */
 export function callerShare (
   { failureRatePercent, minCalls }: Pick<BreakerOptions, 'failureRatePercent' | 'minCalls'>
@@ -70,11 +71,53 @@ export function callerShare (
   return Math.max(1, Math.floor(failureRatePercent * minCalls / 200))
 }
 
+/** Failed probes of this many callers the operation served, in one round, open a half-open breaker again. */
+const PROBE_CALLERS = 2
+
+/**
+ * Failed probes of this many callers, served or not, in one round, open a half-open breaker again: the fewest
+ * failures that open it at its minimum volume (11 with the defaults), at least PROBE_CALLERS. Callers the operation
+ * never served count for one failure each in the window, so it takes about as many of them to open it.
+ */
+export function reopeningProbes (
+  { failureRatePercent, minCalls }: Pick<BreakerOptions, 'failureRatePercent' | 'minCalls'>
+): number {
+  return Math.max(PROBE_CALLERS, Math.floor(failureRatePercent * minCalls / 100) + 1)
+}
+
+/** How many callers each operation remembers as served, at most: the latest, a digest each (about 0.2 MB). */
+export const SERVED_CALLERS = 4096
+
+/**
+ * The callers an operation served (answered with their record or its documented not-found) lately: two generations
+ * of SERVED_CALLERS / 2, the older dropped whole when the newer is full, so remembering costs no more than a set's
+ * add (a map kept in recency order cost several microseconds a call in evictions). A failure of a caller it served
+ * says the operation changed; one of a caller whose calls have only ever failed may be that caller's own record.
+ */
+class ServedCallers {
+  #current = new Set<string>()
+  #previous = new Set<string>()
+
+  has (key: string | undefined): boolean {
+    return key !== undefined && (this.#current.has(key) || this.#previous.has(key))
+  }
+
+  add (key: string): void {
+    if (this.#current.has(key)) return
+    if (this.#current.size >= SERVED_CALLERS / 2) {
+      this.#previous = this.#current
+      this.#current = new Set()
+    }
+    this.#current.add(key)
+  }
+}
+
 /**
  * The failure rate over a sliding window of time, in max(5, ceil(window / 1 s)) buckets: every bucket older than
  * the window is emptied however long the quiet was (cockatiel's moved on one bucket per call, so a failure could
  * outlive its window by hours). The rate counts once the window holds `minCalls` calls. A failure of a named caller
- * beyond its share (callerShare) of the window is not counted at all; a call with no caller counts as its own.
+ * beyond its share of the window (callerShare if the operation served it, else one) is not counted at all; a call
+ * with no caller counts as its own.
  */
 export class FailureWindow {
   readonly #failuresIn: Int32Array
@@ -107,9 +150,10 @@ export class FailureWindow {
 
   /**
    * Records one call; for a failure, true when the window now says the operation is down. `caller`: an opaque key
-   * of who the call was for (never the identity itself); undefined counts as a caller of its own.
+   * of who the call was for (never the identity itself); undefined counts as a caller of its own. `served`: the
+   * operation has served that caller, whose failures then count up to its share, else once.
    */
-  record (failed: boolean, caller?: string): boolean {
+  record (failed: boolean, caller?: string, served = false): boolean {
     const at = Math.floor(this.#now() / this.#bucketMs)
     const count = this.#failuresIn.length
     if (at > this.#newest) {
@@ -127,7 +171,7 @@ export class FailureWindow {
     if (caller !== undefined) {
       const counted = this.#callerFailures.get(caller) ?? 0
       // Past its share, one caller's failures say no more about the operation than they already did.
-      if (counted >= this.#share) return false
+      if (counted >= (served ? this.#share : 1)) return false
       this.#callerFailures.set(caller, counted + 1)
       const inBucket = (this.#callersIn[bucket] ??= new Map())
       inBucket.set(caller, (inBucket.get(caller) ?? 0) + 1)
@@ -169,8 +213,9 @@ export class FailureWindow {
 
 /**
  * One operation's breaker: closed, open since `openedAt`, or half-open. Half-open admits one probe at a time and
- * at most one per caller in a round of `halfOpenAfterMs` from `roundStart`: a probe's answer closes the breaker,
- * failed probes of PROBE_CALLERS callers open it again, so no one caller's record keeps it open.
+ * at most one per caller in a round of `halfOpenAfterMs` from `roundStart`: a probe's answer closes the breaker;
+ * failed probes of PROBE_CALLERS callers the operation served open it again, or of reopeningProbes callers of any
+ * kind, so no one caller's record, nor a handful of records that only ever failed, keeps it open.
  */
 interface OperationBreaker {
   state: BreakerState
@@ -178,18 +223,18 @@ interface OperationBreaker {
   /** Bumped on every change and every probe: a call that ends after one (an outdated probe) changes nothing. */
   epoch: number
   window: FailureWindow
+  /** The callers this operation served lately. */
+  served: ServedCallers
   /** Half-open: a probe is out. */
   probing: boolean
   /** The caller of the probe out (an opaque key); undefined when it named none. */
   prober: string | undefined
   roundStart: number
-  /** Half-open: the probes that failed this round, and the named callers of those. */
+  /** Half-open: the probes that failed this round (each another caller's), those of served callers, their keys. */
   failedProbes: number
+  servedFailedProbes: number
   failedProbers: Set<string>
 }
-
-/** Probes of this many callers must fail, in one round, to open a half-open breaker again. */
-const PROBE_CALLERS = 2
 
 /** A `breaker_open` refusal, with the seconds until a probe may go through (its answer's Retry-After). */
 type BreakerRefusal = UpstreamError & { retryAfterS: number }
@@ -199,10 +244,13 @@ export type Admission = number
 export const NOT_PROBE: Admission = -1
 
 /**
- * Who a call is for, as the breaker keeps it: a hash, computed only when a failure or a probe needs it. The
- * identity itself is never stored, logged or a label.
+ * Who a call is for, as the breaker keeps it: its SHA-256, computed once when the call is settled or probes (about
+ * 2 us). The identity itself is never stored, logged or a label.
  */
 const keyOf = (caller: string | undefined) => caller === undefined ? undefined : hash('sha256', caller, 'base64url')
+
+/** Outcomes of an answer that served the caller: its record, or the operation's documented not-found. */
+const SERVED = new Set(['ok', 'not_found'])
 
 export interface Breakers {
   /**
@@ -227,6 +275,7 @@ export function createBreakers (
   onChange?: (operation: OperationName, state: BreakerState) => void,
   now: () => number = Date.now
 ): Breakers {
+  const reopenCallers = reopeningProbes(options)
   const breakers = new Map<OperationName, OperationBreaker>()
   for (const operation of operationNames) {
     breakers.set(operation, {
@@ -234,10 +283,12 @@ export function createBreakers (
       openedAt: 0,
       epoch: 0,
       window: new FailureWindow(options, now),
+      served: new ServedCallers(),
       probing: false,
       prober: undefined,
       roundStart: 0,
       failedProbes: 0,
+      servedFailedProbes: 0,
       failedProbers: new Set()
     })
   }
@@ -255,20 +306,27 @@ export function createBreakers (
   function newRound (breaker: OperationBreaker): void {
     breaker.roundStart = now()
     breaker.failedProbes = 0
+    breaker.servedFailedProbes = 0
     breaker.failedProbers.clear()
   }
 
-  /** A call that failed the operation: a probe's counts toward reopening, others count in the window. */
-  function failed (operation: OperationName, breaker: OperationBreaker, admission: Admission, caller?: string): void {
+  /**
+   * A call that failed the operation, of the caller `key`: a probe's counts toward reopening, others count in the
+   * window, each as much as the operation's having served that caller says.
+   */
+  function failed (operation: OperationName, breaker: OperationBreaker, admission: Admission,
+    key: string | undefined): void {
+    const served = breaker.served.has(key)
     if (admission === NOT_PROBE) {
-      if (breaker.window.record(true, keyOf(caller)) && breaker.state !== 'open') become(operation, breaker, 'open')
+      if (breaker.window.record(true, key, served) && breaker.state !== 'open') become(operation, breaker, 'open')
       return
     }
     if (breaker.epoch !== admission || !breaker.probing) return
-    breaker.window.record(true, breaker.prober)
+    breaker.window.record(true, key, served)
     breaker.failedProbes++
-    if (breaker.prober !== undefined) breaker.failedProbers.add(breaker.prober)
-    if (breaker.failedProbes >= PROBE_CALLERS) {
+    if (served) breaker.servedFailedProbes++
+    if (key !== undefined) breaker.failedProbers.add(key)
+    if (breaker.servedFailedProbes >= PROBE_CALLERS || breaker.failedProbes >= reopenCallers) {
       become(operation, breaker, 'open')
       return
     }
@@ -338,7 +396,7 @@ export function createBreakers (
     // only the upstream decides a probe: one that ended without an answer (the caller's own limit) is released, or
     // a caller could abort probes of a recovered upstream to hold the breaker open.
     const verdict = verdictOf(error, budgeted)
-    if (verdict === 'failure') failed(operation, breaker, admission, caller)
+    if (verdict === 'failure') failed(operation, breaker, admission, keyOf(caller))
     else if (verdict === 'neutral') released(breaker, admission)
     else if (probe) succeeded(operation, breaker, admission)
   }
@@ -348,8 +406,12 @@ export function createBreakers (
   ): void {
     const breaker = breakers.get(operation)!
     // Answers are never cut short by a budget: their outcome alone decides.
-    if (failedAnswer(answer)) failed(operation, breaker, admission, caller)
-    else succeeded(operation, breaker, admission)
+    if (failedAnswer(answer)) {
+      failed(operation, breaker, admission, keyOf(caller))
+      return
+    }
+    if (caller !== undefined && SERVED.has(answer.outcome)) breaker.served.add(keyOf(caller)!)
+    succeeded(operation, breaker, admission)
   }
 
   function states (): Record<OperationName, BreakerState> {

@@ -9,7 +9,8 @@ import { FailureWindow, type BreakerOptions } from '../../src/upstream/breaker.t
  * The model, written for clarity over speed: every counted call kept with its time; a call counts while its
  * bucket (time / bucket size, rounded down) is one of the `count` newest up to now. The clock is the
  * latest time seen (a clock set back does not reopen old buckets). A named caller's failure is not counted
- * when the window already holds its share of that caller's failures.
+ * when the window already holds its share of that caller's failures: callerShare if the operation served it,
+ * else one.
  */
 function model (options: BreakerOptions) {
   const { failureRatePercent, minCalls, windowMs } = options
@@ -18,12 +19,13 @@ function model (options: BreakerOptions) {
   const share = Math.max(1, Math.floor(failureRatePercent * minCalls / 200))
   const calls: Array<{ bucket: number, failed: boolean, caller: string | undefined }> = []
   let latest = -Infinity
-  return (time: number, failed: boolean, caller?: string): boolean => {
+  return (time: number, failed: boolean, caller?: string, served = false): boolean => {
     latest = Math.max(latest, time)
     const now = Math.floor(latest / bucketMs)
     const counted = (call: { bucket: number }) => call.bucket > now - count
     if (failed && caller !== undefined &&
-      calls.filter(call => counted(call) && call.failed && call.caller === caller).length >= share) return false
+      calls.filter(call => counted(call) && call.failed && call.caller === caller).length >=
+      (served ? share : 1)) return false
     calls.push({ bucket: now, failed, caller })
     const inWindow = calls.filter(counted)
     const failures = inWindow.filter(call => call.failed).length
@@ -41,10 +43,10 @@ const options = fc.record({
 const SECOND = 1000
 const DAY = 86_400 * SECOND
 // Mostly calls close together, with quiet spells of seconds, minutes, hours and days, and a clock set back.
-// A few named callers, and calls that name none.
+// A few named callers, served or not by then, and calls that name none.
 const caller = fc.option(fc.constantFrom('a', 'b', 'c'), { nil: undefined })
 const call = (min: number, max: number) =>
-  fc.record({ advance: fc.integer({ min, max }), failed: fc.boolean(), caller })
+  fc.record({ advance: fc.integer({ min, max }), failed: fc.boolean(), caller, served: fc.boolean() })
 const step = fc.oneof(
   { weight: 6, arbitrary: call(0, 300) },
   { weight: 2, arbitrary: call(0, 30 * SECOND) },
@@ -54,7 +56,7 @@ const step = fc.oneof(
 // Runs of failures, so the minimum volume is reached before and after the quiet spells.
 const steps = fc.array(fc.tuple(step, fc.integer({ min: 1, max: 25 })), { minLength: 1, maxLength: 40 })
   .map(runs => runs.flatMap(([first, times]) => [
-    first, ...Array.from({ length: times - 1 }, () => ({ advance: 0, failed: first.failed, caller: first.caller }))
+    first, ...Array.from({ length: times - 1 }, () => ({ ...first, advance: 0 }))
   ]))
 
 t.test('the window answers as a time-bucketed sliding window, whatever the gaps between calls', async t => {
@@ -63,10 +65,10 @@ t.test('the window answers as a time-bucketed sliding window, whatever the gaps 
     let now = 1_700_000_000_000 + start
     const window = new FailureWindow(opts, () => now)
     const expected = model(opts)
-    for (const { advance, failed, caller } of calls) {
+    for (const { advance, failed, caller, served } of calls) {
       now += advance
-      const down = window.record(failed, caller)
-      if (down !== expected(now, failed, caller)) return false
+      const down = window.record(failed, caller, served)
+      if (down !== expected(now, failed, caller, served)) return false
       if (down) opened++
     }
     return true

@@ -1,7 +1,8 @@
 // Circuit breakers over real sockets, with the default rule (more than 50 % of at least 20 calls failed;
 // a window of a minute so no test outlasts it), on a clock the tests move (no test sleeps on a breaker).
 // A broken record is one caller's 502, never everyone's 503; one client failing at its full rate never
-// opens a breaker while others are served, several clients failing do; an operation failing for every
+// opens a breaker while others are served, several clients failing do; a handful of accounts whose own
+// records fail (never served) cannot open a breaker nor hold it at half-open; an operation failing for every
 // caller is refused after about 20 calls (shown by the fault upstream's counts, not by timing); a probe
 // after the half-open delay closes it again, and one client cannot be every probe; each operation has its
 // own breaker; failures older than the window are forgotten after a quiet spell.
@@ -150,21 +151,26 @@ t.test('passport: a successful probe after the half-open delay closes the breake
   'failed ones keep it open', async t => {
   const base = await warmService(t,
     { ...ENV, UPSTREAM_BREAKER_MIN_CALLS: '5', UPSTREAM_BREAKER_HALF_OPEN_MS: String(HALF_OPEN_MS) })
+  // IVANOV served too: the failed probes of two clients the passport served open the breaker again.
+  t.equal((await profile(base, ivanov.identity)).status, 200)
+  upstream.reset()
   upstream.set('passport.get_client', { kind: 'status', status: 503 })
-  // With the warm-up's success, 4 failures of 4 clients make the 5 calls: 80 % failed.
-  for (let n = 1; n <= 4; n++) t.equal((await profile(base, client(n))).status, 502)
-  t.equal((await profile(base, petrova.identity)).status, 503, 'open')
-  t.equal(passportCalls(), 4)
+  // With the two successes, 3 failures of 3 clients make the 5 calls: 60 % failed.
+  for (let n = 1; n <= 3; n++) t.equal((await profile(base, client(n))).status, 502)
+  t.equal((await profile(base, client(4))).status, 503, 'open')
+  t.equal(passportCalls(), 3)
 
   advance(HALF_OPEN_MS - 1)
   t.equal((await profile(base, petrova.identity)).status, 503, 'a millisecond before the delay: refused')
   advance(1)
   t.equal((await profile(base, petrova.identity)).status, 502, 'the probe met the failing upstream')
-  t.equal(passportCalls(), 5, 'one probe')
+  t.equal(passportCalls(), 4, 'one probe')
   t.equal((await profile(base, petrova.identity)).status, 503, 'the same client is not the next probe')
-  t.equal((await profile(base, ivanov.identity)).status, 502, "another client's probe goes through")
+  t.equal((await profile(base, client(5))).status, 502,
+    "another client's probe goes through; the passport never served it, so its failure does not reopen")
+  t.equal((await profile(base, ivanov.identity)).status, 502, "another served client's probe goes through")
   t.equal(passportCalls(), 6)
-  t.equal((await profile(base, client(5))).status, 503, 'two clients\' probes failed: open again at once')
+  t.equal((await profile(base, client(7))).status, 503, 'two served clients\' probes failed: open again at once')
   t.equal(passportCalls(), 6, 'without another call')
 
   // The passport recovers; the breaker does not know until its next probe.
@@ -178,6 +184,17 @@ t.test('passport: a successful probe after the half-open delay closes the breake
   for (let i = 0; i < 3; i++) t.equal((await profile(base, ivanov.identity)).status, 200, 'closed: served')
   t.equal(passportCalls(), 10, 'every later profile calls the passport again')
 })
+
+/**
+ * Opens the passport's breaker as an outage does: its calls fail with 500 for twenty clients in turn, one call
+ * each (none of them served before, so each counts once), until it refuses.
+ */
+async function openPassport (t: Test, base: string): Promise<void> {
+  upstream.set('passport.get_client', { kind: 'status', status: 500 })
+  const codes: number[] = []
+  for (let n = 1; n <= MIN_CALLS; n++) codes.push((await profile(base, client(100 + n))).status)
+  t.equal(codes.at(-1), 503, 'open')
+}
 
 /**
  * An attacker's profile request, dropped (the connection closed) as soon as the passport has it. One refused while
@@ -207,11 +224,8 @@ async function sendAndDrop (base: string, who: PassportParams): Promise<boolean>
 t.test('two accounts dropping their requests at half-open cannot hold the passport breaker open once the ' +
   'upstream has recovered (issue 41, item 3)', async t => {
   const base = await warmService(t, { ...ENV, UPSTREAM_BREAKER_HALF_OPEN_MS: String(HALF_OPEN_MS) })
-  // Opened honestly: four clients, their passport calls failing with 500 until it refuses.
-  upstream.set('passport.get_client', { kind: 'status', status: 500 })
-  const codes: number[] = []
-  for (let i = 0; i < 20; i++) codes.push((await profile(base, client(1 + (i % 4)))).status)
-  t.equal(codes.at(-1), 503, 'open')
+  // Opened honestly: the passport fails for every client until it refuses.
+  await openPassport(t, base)
 
   // The passport recovers; the attackers' requests are held a while, so that they can drop them in flight.
   upstream.set('passport.get_client', (_operation, headers: IncomingHttpHeaders) =>
@@ -237,27 +251,109 @@ t.test('two accounts dropping their requests at half-open cannot hold the passpo
   t.equal(passportCalls(), before + 2 + 1 + 3, "each attacker's request, then each honest one, reached the passport")
 })
 
+/** A handler that fails (500) the requests whose id starts with `bad-` and answers every other client's record. */
+const failingRecords = (_operation: string, headers: IncomingHttpHeaders): Fault =>
+  String(headers['x-request-id']).startsWith('bad-') ? { kind: 'status', status: 500 } : answerAny(headers)
+
+t.test('four accounts whose own records make the passport answer 5xx cannot open its breaker when traffic is ' +
+  'quiet (issue 47, item 8b)', async t => {
+  // The defaults: more than 50 % of at least 20 calls in 10 s, and the last-known copies (they are not needed).
+  const base = await warmService(t, {})
+  upstream.set('passport.get_client', failingRecords)
+  const statuses = new Map<number, number>()
+  // Ten requests each, in turn, within a second: 40 failures, no other traffic at all.
+  for (let i = 0; i < 40; i++) {
+    const n = 1 + (i % 4)
+    const { status } = await readAnswer(t, await profile(base, client(n), idOf(n, 'bad')))
+    statuses.set(status, (statuses.get(status) ?? 0) + 1)
+    advance(25)
+  }
+  t.strictSame([...statuses], [[502, 40]], 'each failure was its own 502, never a refusal')
+  t.equal(passportCalls(), 40, 'every one reached the passport: the breaker stayed closed')
+  const { status, headers, body } = await readAnswer(t, await profile(base, client(5), idOf(5)))
+  t.equal(status, 200, 'the honest client is served')
+  t.equal(headers.get('x-stale'), null)
+  t.same((body as Profile).stale, [], 'fresh, not a stale copy')
+  t.equal(passportCalls(), 41)
+})
+
+t.test('two accounts whose own records make the passport answer 5xx cannot hold its breaker open at ' +
+  'half-open: an honest client is served (issue 47, item 8b)', async t => {
+  const base = await warmService(t, { ...ENV, UPSTREAM_BREAKER_HALF_OPEN_MS: String(HALF_OPEN_MS) })
+  await openPassport(t, base)
+  // The passport recovers, but for the two accounts' records.
+  upstream.set('passport.get_client', failingRecords)
+
+  for (let round = 1; round <= 3; round++) {
+    advance(HALF_OPEN_MS)
+    const before = passportCalls()
+    // About ten requests each at the half-open, in turn: each account's first is a probe, and fails.
+    const codes: number[] = []
+    for (let i = 0; i < 20; i++) {
+      const n = 1 + (i % 2)
+      codes.push((await profile(base, client(n), idOf(n, 'bad'))).status)
+    }
+    if (round === 1) {
+      t.strictSame(codes.slice(0, 2), [502, 502], 'each account was a probe once, and failed')
+      t.ok(codes.slice(2).every(code => code === 503), 'then waited for another caller\'s probe')
+      t.equal(passportCalls(), before + 2)
+    }
+    const { status, body } = await readAnswer(t, await profile(base, client(2 + round), idOf(2 + round)))
+    t.equal(status, 200, `round ${round}: the honest client is served`)
+    t.same((body as Profile).stale, [], 'fresh, not a stale copy')
+    if (round > 1) t.ok(codes.every(code => code === 502), 'closed: the accounts get their own 502s, never 503')
+  }
+})
+
+t.test('four accounts whose own dealer records make the discount answer 5xx cannot open its breaker: the other ' +
+  'clients keep their discount (issue 47, item 8b)', async t => {
+  const base = await warmService(t, {})
+  // The passport answers each account's record, and PETROVA's.
+  upstream.set('passport.get_client', (_operation, headers) =>
+    String(headers['x-request-id']).startsWith('bad-') ? answerAny(headers) : NORMAL)
+  upstream.set('dealer.discount', (_operation, headers: IncomingHttpHeaders) =>
+    String(headers['x-request-id']).startsWith('bad-') ? { kind: 'status', status: 503 } : NORMAL)
+  let degraded = 0
+  for (let i = 0; i < 40; i++) {
+    const n = 1 + (i % 4)
+    const { status, headers } = await readAnswer(t, await profile(base, client(n), idOf(n, 'bad')))
+    if (status === 200 && String(headers.get('x-degraded')).includes('discount')) degraded++
+    advance(25)
+  }
+  t.equal(degraded, 40, "each account's own discount section degraded")
+  t.equal(upstream.counts()['dealer.discount'], 40, 'every call reached the dealer: its breaker stayed closed')
+  const { status, headers } = await readAnswer(t, await profile(base, petrova.identity))
+  t.equal(status, 200)
+  t.equal(headers.get('x-degraded'), null, "the honest client's profile is whole")
+  t.equal(headers.get('x-stale'), null)
+  t.equal(upstream.counts()['dealer.discount'], 41)
+})
+
 t.test('one client failing at its full rate (2 a second) never opens the passport ' +
   'breaker; several clients do', async t => {
   // The default window and half-open delay.
   const base = await warmService(t, { PROFILE_STALE_IF_ERROR_S: '0' })
   // Only the failing client's record fails: its requests carry the request id `bad-...`.
-  upstream.set('passport.get_client', (_operation, headers: IncomingHttpHeaders) =>
-    String(headers['x-request-id']).startsWith('bad-') ? { kind: 'status', status: 500 } : NORMAL)
+  upstream.set('passport.get_client', (_operation, headers: IncomingHttpHeaders) => {
+    const id = String(headers['x-request-id'])
+    if (id.startsWith('bad-')) return { kind: 'status', status: 500 }
+    return id.startsWith('client-') ? answerAny(headers) : NORMAL
+  })
   const statuses = new Map<number, number>()
   let served = 0
-  // Two minutes at 120 a minute; another client once every ten seconds, else quiet.
+  // Two minutes at 120 a minute; another client (four in turn) once every ten seconds, else quiet.
   for (let i = 0; i < 240; i++) {
     const { status } = await readAnswer(t, await profile(base, ivanov.identity, idOf(i, 'bad')))
     statuses.set(status, (statuses.get(status) ?? 0) + 1)
-    if (i % 20 === 19 && (await profile(base, petrova.identity)).status === 200) served++
+    const other = 1 + (Math.floor(i / 20) % 4)
+    if (i % 20 === 19 && (await profile(base, client(other), idOf(other))).status === 200) served++
     advance(500)
   }
   t.strictSame([...statuses], [[502, 240]], 'every request of the failing client was its own 502, never a 503')
-  t.equal(served, 12, 'the other client was served every time')
+  t.equal(served, 12, 'the other clients were served every time')
   t.equal(passportCalls(), 252, 'nothing was refused')
 
-  // The passport fails for everyone: four clients at their full rate open it within 2.5 s.
+  // The passport fails for everyone: the four clients it served, at their full rate, open it within 2.5 s.
   upstream.set('passport.get_client', { kind: 'status', status: 500 })
   const before = passportCalls()
   const codes: number[] = []

@@ -14,7 +14,7 @@ import {
 import { isUpstreamError, type UpstreamError } from '../../src/upstream/errors.ts'
 import type { OperationName } from '../../schemas/operations.ts'
 import {
-  callerShare, createBreakers, DEFAULT_BREAKER_OPTIONS, NOT_PROBE, type Breakers
+  callerShare, createBreakers, DEFAULT_BREAKER_OPTIONS, NOT_PROBE, reopeningProbes, SERVED_CALLERS, type Breakers
 } from '../../src/upstream/breaker.ts'
 import { upstreamError } from '../../src/upstream/errors.ts'
 import { operations } from '../../schemas/operations.ts'
@@ -300,6 +300,53 @@ t.test('half-open: one client whose own record fails cannot keep the breaker ope
   t.equal(up.calls().length, 4)
 })
 
+t.test('half-open: failed probes of callers it never served do not open it again, of two it served do ' +
+  '(issue 47, item 8b)', async t => {
+  const up = breakerUpstream(t, 20, { breaker: { ...DEFAULT_BREAKER_OPTIONS, halfOpenAfterMs: HALF_OPEN_MS } })
+  t.equal(reopeningProbes(DEFAULT_BREAKER_OPTIONS), 11, 'as many callers as failures open it at its minimum volume')
+  up.post(PASSPORT).reply(200, fx.passportFound, { headers: JSON_UTF8 }).times(2)
+  up.post(PASSPORT).reply(500, 'oops', { headers: TEXT }).times(20 + 2 * 10 + 2)
+  up.post(PASSPORT).reply(200, fx.passportFound, { headers: JSON_UTF8 })
+  // Callers 1 and 2 served, then an outage that twenty callers meet.
+  for (const n of [1, 2]) await passport(up.client, as(n))
+  up.advance(DEFAULT_BREAKER_OPTIONS.windowMs)
+  for (let n = 11; n <= 30; n++) await passport(up.client, as(n)).catch(() => {})
+  t.equal(up.client.breakerStates()['passport.get_client'], 'open')
+
+  // Two accounts whose records fail, at every half-open, ten requests each: their probes fail, and keep nothing open.
+  for (let round = 0; round < 10; round++) {
+    up.advance(HALF_OPEN_MS)
+    for (let i = 0; i < 10; i++) {
+      for (const n of [41, 42]) {
+        const error = await failure(passport(up.client, as(n)))
+        t.equal(error.reason, i === 0 ? 'status' : 'breaker_open')
+      }
+    }
+    t.equal(up.client.breakerStates()['passport.get_client'], 'half_open', `round ${round + 1}: still half-open`)
+  }
+  // A served caller's failed probe is not enough alone; a second served caller's opens it again.
+  t.equal((await failure(passport(up.client, as(1)))).reason, 'status')
+  t.equal(up.client.breakerStates()['passport.get_client'], 'half_open')
+  t.equal((await failure(passport(up.client, as(2)))).reason, 'status')
+  t.equal(up.client.breakerStates()['passport.get_client'], 'open')
+  // The next round, any caller's probe that is answered closes it.
+  up.advance(HALF_OPEN_MS)
+  t.equal((await passport(up.client, as(43))).kind, 'ok')
+  t.equal(up.client.breakerStates()['passport.get_client'], 'closed')
+})
+
+t.test('half-open: failed probes of as many callers as failures open it, served or not, open it again', async t => {
+  const up = breakerUpstream(t, 20, { breaker: { ...DEFAULT_BREAKER_OPTIONS, halfOpenAfterMs: HALF_OPEN_MS } })
+  const probes = reopeningProbes(DEFAULT_BREAKER_OPTIONS)
+  up.post(PASSPORT).reply(503, 'down', { headers: TEXT }).times(20 + probes)
+  for (let n = 1; n <= 20; n++) await passport(up.client, as(n)).catch(() => {})
+  up.advance(HALF_OPEN_MS)
+  for (let n = 1; n < probes; n++) await passport(up.client, as(100 + n)).catch(() => {})
+  t.equal(up.client.breakerStates()['passport.get_client'], 'half_open', `${probes - 1} callers' failed probes`)
+  await passport(up.client, as(100 + probes)).catch(() => {})
+  t.equal(up.client.breakerStates()['passport.get_client'], 'open', `${probes} callers' failed probes`)
+})
+
 t.test('half-open: a probe runs on to its answer when its caller leaves, and only that answer decides', async t => {
   /** Opens the breaker with one 500, then sends a probe of caller 1 the caller gives up on after 10 ms. */
   async function leftProbe (up: ReturnType<typeof breakerUpstream>, options: Parameters<typeof as>[1] = {}) {
@@ -429,9 +476,13 @@ t.test("one caller's failures count for its share of the window only", async t =
     t.equal(up.calls().length, 240)
   })
 
-  t.test('several clients failing open it within the window', async t => {
+  t.test('several clients it served, failing, open it within the window', async t => {
     const up = breakerUpstream(t, 20, { breaker: DEFAULT_BREAKER_OPTIONS })
+    up.post(PASSPORT).reply(200, fx.passportFound, { headers: JSON_UTF8 }).times(4)
     up.post(PASSPORT).reply(500, 'oops', { headers: TEXT }).times(20)
+    for (let n = 1; n <= 4; n++) t.equal((await passport(up.client, as(n))).kind, 'ok')
+    // Those answers leave the window; the passport remembers whom it served.
+    up.advance(DEFAULT_BREAKER_OPTIONS.windowMs)
     // Four clients at their full rate: 5 counted failures each, 20 in 2.5 s.
     for (let i = 0; i < 20; i++) {
       await passport(up.client, as(1 + (i % 4))).catch(() => {})
@@ -439,6 +490,56 @@ t.test("one caller's failures count for its share of the window only", async t =
     }
     t.strictSame(up.transitions.map(([, state]) => state), ['open'])
     await refused(t, up, passport(up.client, as(9)))
+  })
+
+  t.test('a client it never served counts once: four at their full rate never open it, twenty with one call ' +
+    'each do (issue 47, item 8b)', async t => {
+    const up = breakerUpstream(t, 20, { breaker: DEFAULT_BREAKER_OPTIONS })
+    up.post(PASSPORT).reply(500, 'oops', { headers: TEXT }).times(60)
+    // Four accounts whose records fail, at their full rate for 10 s: the window holds 4 counted failures.
+    for (let i = 0; i < 40; i++) {
+      t.equal((await failure(passport(up.client, as(1 + (i % 4))))).reason, 'status')
+      up.advance(250)
+    }
+    t.strictSame(up.transitions, [], 'never opened: every call reached the passport')
+    // An outage that twenty callers meet, none of them served before: it opens on the twentieth.
+    up.advance(DEFAULT_BREAKER_OPTIONS.windowMs)
+    for (let n = 11; n <= 30; n++) await passport(up.client, as(n)).catch(() => {})
+    t.strictSame(up.transitions.map(([, state]) => state), ['open'])
+    t.equal(up.calls().length, 60)
+  })
+
+  t.test('only an answer of its record or its documented not-found serves a caller', async t => {
+    const up = breakerUpstream(t, 20, { breaker: DEFAULT_BREAKER_OPTIONS })
+    // Callers 1-4 get a broken answer (it counts as answered, but served nothing), then fail at their full rate.
+    up.post(PASSPORT).reply(200, { success: 'yes' }, { headers: JSON_UTF8 }).times(4)
+    up.post(PASSPORT).reply(500, 'oops', { headers: TEXT }).times(40)
+    for (let n = 1; n <= 4; n++) t.equal((await failure(passport(up.client, as(n)))).reason, 'contract')
+    up.advance(DEFAULT_BREAKER_OPTIONS.windowMs)
+    for (let i = 0; i < 40; i++) await passport(up.client, as(1 + (i % 4))).catch(() => {})
+    t.strictSame(up.transitions, [], 'still counted once each')
+  })
+
+  t.test(`it remembers the callers it served lately, ${SERVED_CALLERS} at most`, async t => {
+    const clock = breakersOnClock()
+    const fail = (caller: string) => clock.breakers.settleError('passport.get_client',
+      clock.breakers.admit('passport.get_client', caller), clock.error('passport.get_client'), false, caller)
+    const serve = (caller: string) => clock.breakers.settleAnswer('passport.get_client',
+      clock.breakers.admit('passport.get_client', caller), { outcome: 'ok', status: 200 }, caller)
+    serve('a')
+    serve('b')
+    for (let i = 0; i < SERVED_CALLERS - 2; i++) serve(`other-${i}`)
+    // Served again after as many others: 'a' is remembered, 'b' forgotten.
+    serve('a')
+    clock.advance(DEFAULT_BREAKER_OPTIONS.windowMs)
+    // 'a' counts five times, 'b' once: 6 failures of 6 calls; 13 callers never served make 19, under the minimum.
+    for (let i = 0; i < 5; i++) for (const caller of ['a', 'b']) fail(caller)
+    for (let n = 0; n < 13; n++) fail(`new-${n}`)
+    t.equal(clock.breakers.states()['passport.get_client'], 'closed', '19 counted failures')
+    fail('b')
+    t.equal(clock.breakers.states()['passport.get_client'], 'closed', "'b' counted once already")
+    fail('new-13')
+    t.strictSame(clock.transitions.map(([, state]) => state), ['open'], 'the twentieth counted failure opens it')
   })
 
   t.test('calls that name no caller count each as a caller of its own', async t => {
@@ -476,11 +577,13 @@ function breakersOnClock (start = 1_700_000_000_000) {
   const breakers: Breakers = createBreakers(DEFAULT_BREAKER_OPTIONS, (operation, state) => {
     transitions.push([operation, state, (now - start) / 1000])
   }, () => now)
-  const connect = () =>
-    upstreamError('connect', { operation: 'dealer.client', status: null, redirects: [], duration_ms: 3 })
+  const error = (operation: OperationName) =>
+    upstreamError('connect', { operation, status: null, redirects: [], duration_ms: 3 })
+  const connect = () => error('dealer.client')
   return {
     breakers,
     transitions,
+    error,
     advance: (ms: number) => { now += ms },
     connectFailures (n: number) {
       for (let i = 0; i < n; i++) {
