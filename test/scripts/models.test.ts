@@ -128,8 +128,8 @@ const untilLimited = (who: PassportParams) => async ({ dev }: Sources) => {
 }
 
 /**
- * Every state reachable today. `npm run dev`'s outcome identities (sandbox/outcomes.ts, when they come) add
- * theirs here: one entry each, answered by fromDev(identity), in place of the fault upstream's.
+ * Every state reachable today. `npm run dev`'s outcome identities, when the sandbox has them, add theirs here: one
+ * entry each, answered by fromDev(identity), in place of the fault upstream's.
  */
 const STATES: State[] = [
   { name: '200 full profile', status: 200, shows: { degraded: [], stale: [] }, answer: fromDev(fx.IVANOV) },
