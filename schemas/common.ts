@@ -1,5 +1,5 @@
-// Primitives every contract builds on: one definition of a UUID, a dated instant, a login.
-import { Type, type TSchema } from 'typebox'
+// Primitives every contract builds on: one definition of a UUID, each kind of date, a login.
+import { Type, type TSchema, type TSchemaOptions } from 'typebox'
 
 export const Uuid = Type.String({
   format: 'uuid',
@@ -15,6 +15,24 @@ export const IsoDateTime = Type.String({
   examples: ['2024-05-17T14:03:27.512345+03:00']
 })
 
+// The two kinds below carry no format or pattern on purpose: the same schemas check the upstream's answers, and an
+// odd value from it must reach the app as it is rather than fail the whole answer (a 502). Their descriptions
+// start with the kind, which docs/mobile.md names with the parser for it.
+
+/** A date without a time: `birth_date` (docs/mobile.md, Dates). */
+export const CalendarDate = Type.String({
+  description: 'A calendar date, ISO 8601 `YYYY-MM-DD` as observed: no time, no offset. The upstream documents no ' +
+    'form for it and the service passes it on unchecked.',
+  examples: ['1985-04-12']
+})
+
+/** A date-time without an offset: the dealer's dates (docs/mobile.md, Dates). */
+export const LocalDateTime = Type.String({
+  description: 'A local date-time, ISO 8601 `YYYY-MM-DDThh:mm:ss` as observed: no offset, and the upstream names ' +
+    'no time zone for it. The service passes it on unchecked.',
+  examples: ['2021-09-03T10:20:00']
+})
+
 export const Login = Type.String({
   pattern: '^[0-9]{1,32}$',
   description: 'Phone-number-like login, digits only.',
@@ -27,7 +45,8 @@ export const VendorCode = Type.String({
   examples: ['kia']
 })
 
-/** `T | null`, written as anyOf so OpenAPI 3.1 and every validator read it the same way. */
-export function Nullable<T extends TSchema> (schema: T) {
-  return Type.Union([schema, Type.Null()])
+/** `T | null`, written as anyOf so OpenAPI 3.1 and every validator read it the same way; `options` (a property's
+ * own description) go on the union. */
+export function Nullable<T extends TSchema> (schema: T, options?: TSchemaOptions) {
+  return Type.Union([schema, Type.Null()], options)
 }

@@ -1,6 +1,6 @@
 // Dealer web-service contracts (docs/upstream.md, Dealer answers).
 import { Type, type Static, type TSchema } from 'typebox'
-import { Nullable, Uuid } from './common.ts'
+import { LocalDateTime, Nullable, Uuid } from './common.ts'
 import * as example from './fixtures.ts'
 
 /** The dealer envelope (docs/upstream.md, Dealer answers) around a given `data` schema. */
@@ -51,16 +51,19 @@ export const Contractor = Type.Object({
   first_name: Type.String(),
   middle_name: Type.String(),
   gender: Type.String(),
-  date_birth: Nullable(Type.String()),
+  date_birth: Nullable(LocalDateTime, {
+    description: 'The birth date as a local date-time, at midnight in observation (`1985-04-12T00:00:00`): its date ' +
+      'part is the date.'
+  }),
   form_ownership: Type.String(),
   view_contractor: Type.String(),
   not_active: Type.Boolean(),
   consent_personal_data: Type.String(),
-  consent_personal_data_date: Nullable(Type.String()),
+  consent_personal_data_date: Nullable(LocalDateTime),
   consent_sms: Type.String(),
-  consent_sms_date: Nullable(Type.String()),
+  consent_sms_date: Nullable(LocalDateTime),
   consent_email: Type.String(),
-  consent_email_date: Nullable(Type.String()),
+  consent_email_date: Nullable(LocalDateTime),
   contacts: Type.Array(Contact),
   // Its fields are not documented: passed on whole rather than emptied by the serializer.
   last_dealer: Nullable(Type.Object({}, {

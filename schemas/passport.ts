@@ -1,7 +1,7 @@
 // Passport service contracts (docs/upstream.md, Passport answers). Unknown upstream fields are tolerated:
 // no object here forbids additional properties, and the front drops them when it serializes.
 import { Type, type Static } from 'typebox'
-import { IsoDateTime, Login, Nullable, Uuid, VendorCode } from './common.ts'
+import { CalendarDate, IsoDateTime, Login, Nullable, Uuid, VendorCode } from './common.ts'
 import * as example from './fixtures.ts'
 
 export const ClientDataReg = Type.Object({
@@ -14,7 +14,7 @@ export const ClientDataReg = Type.Object({
   middle_name: Type.String({ description: 'May be empty.' }),
   gender: Nullable(Type.String()),
   email: Nullable(Type.String()),
-  birth_date: Nullable(Type.String()),
+  birth_date: Nullable(CalendarDate),
   country: Nullable(Type.String()),
   city: Nullable(Type.String()),
   language_code: Nullable(Type.String()),

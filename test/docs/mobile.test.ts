@@ -5,6 +5,7 @@ import { startDev } from '../../sandbox/dev.ts'
 import { OUTCOME_CLIENTS } from '../../sandbox/outcomes.ts'
 import { TOKEN_REASONS } from '../../schemas/errors.ts'
 import { BEARER_CHALLENGES } from '../../src/http/bearer-challenges.ts'
+import { components, dateKind, schemaOf, type DateKind } from '../helpers/openapi-document.ts'
 import { page, section } from './markdown.ts'
 
 const DOC = page('docs/mobile.md')
@@ -71,8 +72,10 @@ t.test('every curl line of docs/mobile.md answers as the page says', async t => 
 
 t.test('the page says what the service does about dates, optionals, retries and request ids', async t => {
   const models = section(DOC, 'Generating models')
-  t.match(models, '`.iso8601`', 'why dates are strings')
+  t.match(models, '--flavour gson', 'the Gson flavour')
+  t.match(models, 'ignoreUnknownKeys = true', 'kotlinx decodes ignoring the keys added later')
   t.match(models, '`T?`')
+  t.match(section(DOC, 'Dates'), '`.iso8601`', 'why dates are strings')
   const retries = section(DOC, 'Retries')
   for (const code of ['RATE_LIMITED', 'SERVICE_UNAVAILABLE', 'UPSTREAM_UNAVAILABLE', 'SIGNING_KEY_PENDING',
     'UPSTREAM_BAD_RESPONSE', 'UPSTREAM_TIMEOUT', 'INTERNAL_ERROR', 'UNAUTHORIZED', 'APP_UPDATE_REQUIRED']) {
@@ -100,4 +103,22 @@ t.test('the page lists every test identity, and what the app team had to find ou
   for (const text of ['HOST=0.0.0.0 npm run dev', '10.0.2.2', 'cleartextTrafficPermitted="true"', 'src/debug/',
     'NSAllowsLocalNetworking']) t.match(phone, text)
   t.match(section(DOC, 'ETag and If-None-Match'), 'response.body.string()', 'OkHttp 5: the body is not nullable')
+})
+
+t.test('the Dates table names every date field of the document with the parser of its kind', async t => {
+  const parsers: Record<DateKind, string> = {
+    'date-time': '`OffsetDateTime.parse`', date: '`LocalDate.parse`', 'local-date-time': '`LocalDateTime.parse`'
+  }
+  const rows = section(DOC, 'Dates').split('\n').filter(line => line.startsWith('| '))
+  const fields = Object.values(components).flatMap(schema => Object.entries(schema.properties ?? {}))
+    .map(([name, property]) => ({ name, kind: dateKind(schemaOf(property as object, '') ?? {}) }))
+    .filter((field): field is { name: string, kind: DateKind } => field.kind !== undefined)
+  for (const kind of Object.keys(parsers) as DateKind[]) t.ok(fields.some(f => f.kind === kind), `a ${kind} field`)
+  for (const { name, kind } of fields) {
+    const row = rows.find(line => new RegExp(`[\`.]${name}\``).test(line))
+    t.match(row, parsers[kind], `${name}: a ${kind}, parsed with ${parsers[kind]}`)
+  }
+  for (const name of ['discount', 'last_dealer', 'contact_persons']) {
+    t.match(section(DOC, 'Undocumented shapes'), `\`${name}\``, `how to read ${name}`)
+  }
 })

@@ -40,6 +40,18 @@ t.test('a date-time needs its UTC offset', async t => {
   t.notOk(accepts(BreadcrumbData, { ...fx.breadcrumbData, date: '2024-05-16T19:42:10' }))
 })
 
+t.test('a date without an offset, or a plain date, passes as the upstream writes it', async t => {
+  // Only the offset dates are checked: an odd birth or consent date reaches the app, rather than a 502.
+  for (const value of ['1985-04-12', '12.04.1985', '', '1985-04-12T00:00:00+03:00']) {
+    t.ok(accepts(ClientDataReg, { ...fx.clientDataReg, birth_date: value }), `birth_date ${JSON.stringify(value)}`)
+  }
+  for (const value of ['2021-09-03T10:20:00', '03.09.2021 10:20', '2021-09-03T10:20:00.123+03:00', '']) {
+    for (const field of ['date_birth', 'consent_personal_data_date', 'consent_sms_date', 'consent_email_date']) {
+      t.ok(accepts(Contractor, { ...fx.contractor, [field]: value }), `${field} ${JSON.stringify(value)}`)
+    }
+  }
+})
+
 t.test('a login is digits only', async t => {
   t.ok(accepts(Login, '79161234567'))
   for (const bad of ['+79161234567', '7 916 123-45-67', '7916123456a', '']) {
