@@ -62,4 +62,4 @@ export default fp<{ config: Config }>(async function rateLimits (fastify, { conf
     reply.header('retry-after', state.ttlInSeconds)
     return new RateLimitedError(state.ttlInSeconds)
   })
-}, { name: 'rate-limit', dependencies: ['redis'] })
+}, { name: 'rate-limit', dependencies: ['metrics', 'redis'] })
