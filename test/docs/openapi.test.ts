@@ -8,14 +8,11 @@ import { Compile } from 'typebox/compile'
 import pkg from '../../package.json' with { type: 'json' }
 import { ConsoleAnswer, ConsoleRequest } from '../../schemas/console.ts'
 import { ErrorBody } from '../../schemas/errors.ts'
-import * as registry from '../../src/routes/registry.ts'
-import type { RouteModule } from '../../src/routes/route-module.ts'
+import { routeModules } from '../../src/routes/registry.ts'
 import { collectShared } from '../../src/http/schema-refs.ts'
 import { operationNames } from '../../schemas/operations.ts'
 import { generateOpenapi, OPENAPI_FILE } from '../../scripts/openapi.ts'
 import { buildTestApp } from '../helpers/build-app.ts'
-
-const routeModules: RouteModule[] = Object.values(registry)
 
 type Json = Record<string, any>
 
