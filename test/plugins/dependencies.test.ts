@@ -81,6 +81,18 @@ t.test('registered before the metrics plugin, each owner that reads the registry
     }
   })
 
+t.test('load shedding registered before the hooks its answers carry fails the boot', async t => {
+  const plugins = await pluginFiles()
+  const config = testConfig()
+  const app = Fastify(serverOptions(config, { logger: false }))
+  t.teardown(() => app.close())
+  app.register(plugins.get('request-id')!.plugin)
+  app.register(plugins.get('load-shedding')!.plugin, { config })
+  app.register(plugins.get('security')!.plugin, { config })
+  await t.rejects(async () => { await app.ready() }, { code: 'FST_ERR_PLUGIN_DEPENDENCY_NOT_REGISTERED' },
+    'a shed answer would lack the security headers')
+})
+
 t.test('a plugin reading the registry without declaring it fails at boot too, instead of losing its metrics',
   async t => {
     const app = Fastify(serverOptions(testConfig(), { logger: false }))
