@@ -32,6 +32,14 @@ t.test('openapi.yaml is the document the code generates', async t => {
   t.ok(generated.endsWith(served.body), '/docs/yaml serves the content of openapi.yaml')
 })
 
+t.test('the document lists the routes in the registry\'s order: a route appended there appends its path', async t => {
+  const { app } = await buildTestApp(t)
+  const doc: Json = (await app.inject('/docs/json')).json()
+  const registered = [...new Set(routeModules.flatMap(module => Object.keys(module.answers))
+    .map(route => route.split(' ')[1]!))]
+  t.strictSame(Object.keys(doc.paths).filter(path => registered.includes(path)), registered)
+})
+
 t.test('openapi.yaml holds no YAML anchor or alias: every part of the document is written out where it is', async t => {
   const anchored = (text: string) => {
     const found: string[] = []
