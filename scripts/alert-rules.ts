@@ -3,6 +3,7 @@
 // Every alert has an entry in docs/runbook.md under its own name; every metric is one /metrics exports
 // (test/deploy/metric-names.test.ts scrapes the service to check).
 import { ConfigSchema } from '../src/config.ts'
+import { routeModules } from '../src/routes/registry.ts'
 
 /**
  * Where the committed rules say the runbook is read: a placeholder, since only a deployment knows where its copy of
@@ -13,7 +14,7 @@ export const DEFAULT_RUNBOOK_URL = 'https://github.com/example/dealer-profile-bf
 /** An alert's runbook entry: the runbook's address and the entry's anchor (the alert's name in lower case). */
 const runbookLink = (runbookUrl: string, alertName: string) => `${runbookUrl}#${alertName.toLowerCase()}`
 
-/** Share of profile requests that must not fail with a 5xx, over 30 days. */
+/** Share of requests of each watched route that must not fail with a 5xx, over 30 days. */
 export const AVAILABILITY_OBJECTIVE = 0.995
 const ERROR_BUDGET = 1 - AVAILABILITY_OBJECTIVE
 const BUDGET_DAYS = 30
@@ -22,22 +23,40 @@ const BUDGET_DAYS = 30
 export const UPSTREAM_DEADLINE_S = (ConfigSchema.properties.UPSTREAM_TIMEOUT_MS as { default?: number }).default! / 1000
 const NEAR_DEADLINE = 0.8
 
+/**
+ * The registered routes (src/routes/registry.ts) the error budget, its alerts and the dashboard leave out, and why;
+ * docs/runbook.md ("Routes without an error budget") says the same. Every other registered route is watched.
+ */
+export const UNWATCHED_ROUTES: Readonly<Record<string, string>> = {
+  'POST /request-console': 'an operator tool, used by hand: an operator sees its failures as they happen, and an ' +
+    'upstream error it shows is data there, not a failure of the service',
+  'GET /health/live': 'the orchestrator\'s probe: a failing one restarts the instance, and BffInstanceNotReady ' +
+    'watches readiness',
+  'GET /health/ready': 'the orchestrator\'s probe: BffInstanceNotReady watches it'
+}
+
+/** Every registered route but those above, as `METHOD /path`: each has its error budget and its dashboard line. */
+export const WATCHED_ROUTES = routeModules.flatMap(module => Object.keys(module.answers))
+  .filter(route => !(route in UNWATCHED_ROUTES))
+/** The watched routes' label matcher (the route pattern, as the front metrics label it). */
+export const WATCHED = `route=~"${[...new Set(WATCHED_ROUTES.map(route => route.split(' ')[1]))].join('|')}"`
+
 const PROFILE = 'route="/api/users/profile"'
-/** The profile's 5xx answers. */
-const PROFILE_5XX = `bff_http_requests_total{${PROFILE},status_code=~"5.."}`
+/** The watched routes' 5xx answers. */
+const WATCHED_5XX = `bff_http_requests_total{${WATCHED},status_code=~"5.."}`
 /** 503 SIGNING_KEY_PENDING answers: a token naming a kid not known yet, its caller not authenticated. */
 const PENDING = 'bff_auth_signing_key_pending_total'
-const PROFILE_PENDING = `${PENDING}{${PROFILE}}`
+const WATCHED_PENDING = `${PENDING}{${WATCHED}}`
 
 /**
- * The profile's failed answers per job over `window` (`fn`: rate or increase): what burns the error budget, the 5xx
- * but SIGNING_KEY_PENDING, which anyone can cause by inventing a kid (BffAuthSigningKeyPending watches those).
+ * Each watched route's failed answers per job over `window` (`fn`: rate or increase): what burns its error budget,
+ * the 5xx but SIGNING_KEY_PENDING, which anyone can cause by inventing a kid (BffAuthSigningKeyPending watches those).
  * A 503 of load shedding or of a key set not loaded yet stays in: everyone is refused then. The pending counter exists
  * only with a key set, hence the "or"; clamped, as the two counters are not sampled at the very same instant.
  */
 const budgetFailures = (fn: 'rate' | 'increase', window: string) => `clamp_min(
-  sum by (job) (${fn}(${PROFILE_5XX}[${window}]))
-  - (sum by (job) (${fn}(${PROFILE_PENDING}[${window}])) or 0 * group by (job) (${PROFILE_5XX})),
+  sum by (job, route) (${fn}(${WATCHED_5XX}[${window}]))
+  - (sum by (job, route) (${fn}(${WATCHED_PENDING}[${window}])) or 0 * group by (job, route) (${WATCHED_5XX})),
   0
 )`
 
@@ -88,7 +107,7 @@ const BURN_RATES = [
   { long: '6h', short: '30m', factor: 6, severity: 'critical' as const, for: '15m' },
   { long: '1d', short: '2h', factor: 3, severity: 'warning' as const, for: '1h' }
 ]
-/** Failed profile answers a burn alert needs over its long window: at night one failure of a few is a high ratio. */
+/** Failed answers of a route a burn alert needs over its long window: at night one failure of a few is a high ratio. */
 export const BURN_MIN_FAILURES = 10
 const SECONDS: Record<string, number> = { m: 60, h: 3600, d: 86_400 }
 const seconds = (window: string) => Number(window.slice(0, -1)) * SECONDS[window.slice(-1)]!
@@ -107,18 +126,19 @@ const profileRecords: RecordingRule[] = [
     expr: `(
   ${budgetFailures('rate', window).replaceAll('\n', '\n  ')}
   or
-  0 * sum by (job) (rate(bff_http_requests_total{${PROFILE}}[${window}]))
+  0 * sum by (job, route) (rate(bff_http_requests_total{${WATCHED}}[${window}]))
 )
 /
-sum by (job) (rate(bff_http_requests_total{${PROFILE}}[${window}]))`
+sum by (job, route) (rate(bff_http_requests_total{${WATCHED}}[${window}]))`
   })),
   {
     record: 'job:bff_profile_requests:rate5m',
-    expr: `sum by (job) (rate(bff_http_requests_total{${PROFILE}}[5m]))`
+    expr: `sum by (job, route) (rate(bff_http_requests_total{${WATCHED}}[5m]))`
   },
   {
     record: 'job:bff_profile_request_duration_seconds:p99_rate5m',
-    expr: `histogram_quantile(0.99, sum by (job, le) (rate(bff_http_request_duration_seconds_bucket{${PROFILE}}[5m])))`
+    expr: 'histogram_quantile(0.99, sum by (job, route, le) ' +
+      `(rate(bff_http_request_duration_seconds_bucket{${WATCHED}}[5m])))`
   }
 ]
 
@@ -143,8 +163,9 @@ const burnAlerts = BURN_RATES.map(({ long, short, factor, severity, for: pending
       `${budgetFailures('increase', long)} >= ${BURN_MIN_FAILURES}`,
     for: pending,
     labels: { long_window: long, short_window: short },
-    summary: `Profile requests fail at ${factor} times the error budget over ${long}`,
-    description: '{{ $value | humanizePercentage }} of profile answers of {{ $labels.job }} were 5xx (504 included; ' +
+    summary: `{{ $labels.route }} requests fail at ${factor} times the error budget over ${long}`,
+    description: '{{ $value | humanizePercentage }} of {{ $labels.route }} answers of {{ $labels.job }} were 5xx ' +
+      '(504 included; ' +
       'SIGNING_KEY_PENDING not) ' +
       `over the last ${long}, and still above ${percent(threshold)} over the last ${short}: ${factor} times the ` +
       `${percent(ERROR_BUDGET)} the ${percent(AVAILABILITY_OBJECTIVE)} objective allows, with ${BURN_MIN_FAILURES} ` +

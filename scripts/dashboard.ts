@@ -5,7 +5,7 @@
 import { writeFile } from 'node:fs/promises'
 import {
   AVAILABILITY_OBJECTIVE, errorRatioRecord, KEY_SET_MAX_AGE_S, STALE_PASSPORT_SHARE, UPSTREAM_DEADLINE_S,
-  UPSTREAM_P99_RECORD
+  UPSTREAM_P99_RECORD, WATCHED, WATCHED_ROUTES
 } from './alert-rules.ts'
 
 export const DASHBOARD_FILE = new URL('../deploy/grafana/dealer-bff.json', import.meta.url)
@@ -14,6 +14,8 @@ export const DASHBOARD_FILE = new URL('../deploy/grafana/dealer-bff.json', impor
 const DATASOURCE = { type: 'prometheus', uid: '$' + '{datasource}' }
 const JOB = 'job=~"$job"'
 const PROFILE = `${JOB},route="/api/users/profile"`
+// Every registered route with an error budget (scripts/alert-rules.ts says which are left out, and why).
+const ROUTES = `${JOB},${WATCHED}`
 const RATE = '$__rate_interval'
 
 interface Target { expr: string, legend: string }
@@ -83,32 +85,33 @@ const quantiles = (metric: string, selector: string, by: string) => [0.5, 0.9, 0
 export function dashboard () {
   nextId = 1
   const panels = [
-    row('Profile (GET /api/users/profile)', 0),
+    row(`Routes (${WATCHED_ROUTES.join(', ')})`, 0),
     panel('Requests by status', 0, 1, {
       unit: 'reqps',
-      description: 'Profile answers per second by status code; 429 are rate-limit refusals, 5xx count against the ' +
+      description: 'Answers per second by route and status code; 429 are rate-limit refusals, 5xx count against the ' +
         'objective but 503 SIGNING_KEY_PENDING (panel Key-set refresh failures).',
       stack: true,
       targets: [{
-        expr: `sum by (status_code) (rate(bff_http_requests_total{${PROFILE}}[${RATE}]))`,
-        legend: '{{status_code}}'
+        expr: `sum by (route, status_code) (rate(bff_http_requests_total{${ROUTES}}[${RATE}]))`,
+        legend: '{{route}} {{status_code}}'
       }]
     }),
     panel('Error ratio (5xx)', 8, 1, {
       unit: 'percentunit',
-      description: 'Share of profile answers that were 5xx (504 included; 503 SIGNING_KEY_PENDING not, anyone can ' +
-        'cause it with an invented kid). The red line is the error budget of the ' +
+      description: 'Share of each route\'s answers that were 5xx (504 included; 503 SIGNING_KEY_PENDING not, anyone ' +
+        'can cause it with an invented kid). The red line is the error budget of the ' +
         `${AVAILABILITY_OBJECTIVE * 100}% objective; the alert BffProfileErrorBudgetBurn reads these same records.`,
       threshold: 1 - AVAILABILITY_OBJECTIVE,
       targets: [
-        { expr: `${errorRatioRecord('5m')}{${JOB}}`, legend: '5m {{job}}' },
-        { expr: `${errorRatioRecord('1h')}{${JOB}}`, legend: '1h {{job}}' }
+        { expr: `${errorRatioRecord('5m')}{${JOB}}`, legend: '5m {{route}} {{job}}' },
+        { expr: `${errorRatioRecord('1h')}{${JOB}}`, legend: '1h {{route}} {{job}}' }
       ]
     }),
     panel('Latency', 16, 1, {
       unit: 's',
-      description: 'Profile latency from arrival to the last byte sent (PROFILE_TIMEOUT_MS bounds it, 8 s by default).',
-      targets: quantiles('bff_http_request_duration_seconds_bucket', PROFILE, '')
+      description: 'Latency by route from arrival to the last byte sent (the profile\'s bound is PROFILE_TIMEOUT_MS, ' +
+        '8 s by default).',
+      targets: quantiles('bff_http_request_duration_seconds_bucket', ROUTES, 'route, ')
     }),
     panel('Degraded sections', 0, 9, {
       unit: 'reqps',

@@ -1,7 +1,11 @@
-// The application as a plugin tree. buildApp() makes a Fastify instance without listening: server.ts
-// listens, tests inject or listen on port 0, the dev runner and the benchmark wire it to the sandbox.
-import Fastify, { type FastifySchemaCompiler, type FastifyServerOptions } from 'fastify'
+// The application, in the shape fastify-cli and fastify/demo use: `app` is the plugin that registers everything,
+// `serverOptions` the one factory of the instance's options (logger, request ids, the front's limits, the
+// pre-routing error answers, validation), and buildApp() composes the two without listening: server.ts listens,
+// tests inject or listen on port 0, the dev runner, the scripts and the benchmark wire it as they need.
+import Fastify, { type FastifyInstance, type FastifySchemaCompiler, type FastifyServerOptions } from 'fastify'
+import fp from 'fastify-plugin'
 import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { Tracer } from '@opentelemetry/api'
 import type { TSchema } from 'typebox'
 import { Compile } from 'typebox/compile'
 import type { Dispatcher } from 'undici'
@@ -33,22 +37,33 @@ import { withTraceLogFields } from './tracing/log-fields.ts'
 import serverSpans from './tracing/server-spans.ts'
 import { activeTracer } from './tracing/tracer.ts'
 import { LIVE_PATH, READY_PATH } from './routes/health.ts'
-import * as registry from './routes/registry.ts'
-import type { RouteModule } from './routes/route-module.ts'
+import { routeModules } from './routes/registry.ts'
 
-export interface AppOverrides {
-  /** Replaces the upstream Agent (tests pass a MockAgent). */
-  dispatcher?: Dispatcher
+/** What the instance is made with, beside the configuration. */
+export interface ServerOverrides {
   /** Replaces the pino options (tests capture logs, the dev runner prints them for people). */
   logger?: FastifyServerOptions['logger']
   loggerInstance?: FastifyServerOptions['loggerInstance']
+  /** The active tracer (src/tracing/tracer.ts): with one, log lines carry the trace's fields. */
+  tracer?: Tracer | null
+}
+
+/** What the app plugin is registered with. */
+export interface AppOptions {
+  config: Config
+  /** Replaces the upstream Agent (tests pass a MockAgent). */
+  dispatcher?: Dispatcher
   /** The clock of last-known profiles, epoch milliseconds (tests age copies without waiting). */
   now?: () => number
   /** The circuit breakers' clock, epoch milliseconds (tests open and half-open them without sleeping). */
   breakerNow?: () => number
   /** Adds to the served OpenAPI document (`npm run dev` describes its test identities); never in production. */
   describeDocument?: DescribeDocument
+  /** The active tracer; with one, every request gets a SERVER span. */
+  tracer?: Tracer | null
 }
+
+export type AppOverrides = Omit<ServerOverrides, 'tracer'> & Omit<AppOptions, 'config' | 'tracer'>
 
 // Probes and scrapes arrive every few seconds from machines, not people: they get no span.
 const UNTRACED: ReadonlySet<string> = new Set([LIVE_PATH, READY_PATH, METRICS_PATH])
@@ -65,14 +80,11 @@ const validatorCompiler: FastifySchemaCompiler<TSchema> = route => {
   return value => valid.Check(value) || converting(value)
 }
 
-/** The route modules, from the registry's one line each. */
-const routeModules: RouteModule[] = Object.values(registry)
-
-export async function buildApp (config: Config, overrides: AppOverrides = {}) {
-  // Tracing was started (or not) before the app was imported (server.ts); read once, here.
-  const tracer = activeTracer()
+/** The options of every instance of the service: whoever builds one (buildApp, a test of one plugin) starts here. */
+export function serverOptions (config: Config, overrides: ServerOverrides = {}) {
   const logger = overrides.logger ?? loggerOptions(config)
-  const fastify = Fastify({
+  const tracer = overrides.tracer ?? null
+  return {
     ...(overrides.loggerInstance === undefined
       ? { logger: tracer === null ? logger : withTraceLogFields(logger) }
       : { loggerInstance: overrides.loggerInstance }),
@@ -86,8 +98,19 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
     return503OnClosing: false,
     clientErrorHandler: clientErrorHandlerFor(config.DEFAULT_LANGUAGE),
     ajv: { customOptions: { removeAdditional: false } }
-  }).withTypeProvider<TypeBoxTypeProvider>()
-  // TypeBox's compiled validators check requests too: one validator for every contract.
+  } satisfies FastifyServerOptions
+}
+
+/**
+ * Every plugin and route, in the order their hooks must run: Fastify runs the hooks of one kind in the order their
+ * plugins were registered, and an onRoute hook sees only the routes added after it. What a plugin needs of another
+ * (a decorator, the metrics registry) is its fastify-plugin `dependencies`, checked here: a plugin registered
+ * before one it needs fails the boot (test/plugins/dependencies.test.ts).
+ */
+export default async function app (fastify: FastifyInstance, opts: AppOptions): Promise<void> {
+  const { config, tracer = null } = opts
+  // TypeBox's compiled validators check requests too: one validator for every contract. Set here, not through the
+  // server option (compilersFactory), which installs it only at ready: the console composes it at registration.
   fastify.setValidatorCompiler(validatorCompiler)
 
   // First, so that every later hook, the handlers and their log lines run inside the request's span.
@@ -103,15 +126,13 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
   // Before every route: it hooks each route as it is added, and its onSend sees the serialized payload.
   await fastify.register(compression, { config })
   await fastify.register(loadShedding, { config })
-  // The registry, before the plugins whose sources put their metrics on it (Redis, the key set, the upstream
-  // client, the profile).
+  // The registry, before the plugins whose sources put their metrics on it (they declare it a dependency).
   await fastify.register(metrics, { config })
-  // The shared Redis (REDIS_URL or REDIS_SENTINELS) before the limits that count in it.
   await fastify.register(redis, { config })
   await fastify.register(rateLimits, { config })
   await fastify.register(sharedSchemas, { roots: routeModules.flatMap(route => route.schemas) })
   await fastify.register(docs, {
-    config, ...(overrides.describeDocument === undefined ? {} : { describe: overrides.describeDocument })
+    config, ...(opts.describeDocument === undefined ? {} : { describe: opts.describeDocument })
   })
   await fastify.register(auth, { config })
   // Before every route: both hook the routes whose schema declares x-app-version or a deprecation as they are added.
@@ -119,13 +140,28 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
   await fastify.register(deprecation)
   await fastify.register(upstream, {
     config,
-    ...(overrides.dispatcher === undefined ? {} : { dispatcher: overrides.dispatcher }),
-    ...(overrides.breakerNow === undefined ? {} : { breakerNow: overrides.breakerNow })
+    ...(opts.dispatcher === undefined ? {} : { dispatcher: opts.dispatcher }),
+    ...(opts.breakerNow === undefined ? {} : { breakerNow: opts.breakerNow })
   })
-  await fastify.register(profilePlugin, { config, ...(overrides.now === undefined ? {} : { now: overrides.now }) })
+  await fastify.register(profilePlugin, { config, ...(opts.now === undefined ? {} : { now: opts.now }) })
   await fastify.register(consoleCalls, { config })
 
+  // In the registry's order, which is the document's: a new route module is appended there.
   for (const route of routeModules) await fastify.register(route.plugin, { config })
+}
+
+/** A Fastify instance of the service, ready to inject or listen: serverOptions() and the app plugin. */
+export async function buildApp (config: Config, overrides: AppOverrides = {}) {
+  // Tracing was started (or not) before the app was imported (server.ts); read once, here.
+  const tracer = activeTracer()
+  const { logger, loggerInstance, ...appOverrides } = overrides
+  const fastify = Fastify(serverOptions(config, {
+    tracer,
+    ...(logger === undefined ? {} : { logger }),
+    ...(loggerInstance === undefined ? {} : { loggerInstance })
+  })).withTypeProvider<TypeBoxTypeProvider>()
+  // Not encapsulated (fastify-plugin): the decorators are the instance's, for server.ts, the scripts and the tests.
+  await fastify.register(fp(app, { name: 'app' }), { config, tracer, ...appOverrides })
   return fastify
 }
 

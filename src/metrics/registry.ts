@@ -12,7 +12,13 @@ export interface Metrics {
   shed (pressure: string): void
 }
 
-/** The app's metrics, or null when they are off (or the metrics plugin is not registered, as in some tests). */
+/**
+ * The app's metrics, or null when they are off. A plugin calling this declares `metrics` in its fastify-plugin
+ * `dependencies`; one that does not and runs first fails here, at boot, rather than losing its metrics in silence.
+ */
 export function metricsOf (fastify: FastifyInstance): Metrics | null {
-  return fastify.hasDecorator('metrics') ? fastify.metrics : null
+  if (!fastify.hasDecorator('metrics')) {
+    throw new Error('the metrics plugin is not registered yet: declare \'metrics\' in this plugin\'s dependencies')
+  }
+  return fastify.metrics
 }

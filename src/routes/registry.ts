@@ -1,6 +1,12 @@
-// Every route module of the service, one line each: app.ts registers each module's plugin and schemas (in the
-// names' order), and the tests (test/docs/errors.test.ts, test/docs/routes.test.ts) read its routes' answers.
-// A module's default export is its RouteModule (route-module.ts).
-export { default as requestConsole } from './console.ts'
-export { default as health } from './health.ts'
-export { default as profile } from './profile.ts'
+// Every route module of the service, in the order app.ts registers them: that order is the OpenAPI document's
+// (paths, then the components their schemas bring), so a new module is appended and openapi.yaml grows at its end
+// instead of reordering. An array, not one `export … from` line per module: a module namespace lists its names in
+// alphabetical order, which moved the existing paths and components whenever a route was added. The tests
+// (test/docs/errors.test.ts, test/docs/routes.test.ts) read the routes' answers here. A module's default export is
+// its RouteModule (route-module.ts).
+import requestConsole from './console.ts'
+import health from './health.ts'
+import profile from './profile.ts'
+import type { RouteModule } from './route-module.ts'
+
+export const routeModules: readonly RouteModule[] = [health, profile, requestConsole]

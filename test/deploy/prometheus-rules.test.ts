@@ -8,7 +8,12 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
 import { parse } from 'yaml'
-import { BURN_MIN_FAILURES, DEFAULT_RUNBOOK_URL, ruleGroups, type AlertRule } from '../../scripts/alert-rules.ts'
+import {
+  BURN_MIN_FAILURES, DEFAULT_RUNBOOK_URL, errorRatioRecord, ruleGroups, UNWATCHED_ROUTES, WATCHED,
+  type AlertRule
+} from '../../scripts/alert-rules.ts'
+import { dashboard } from '../../scripts/dashboard.ts'
+import { routeModules } from '../../src/routes/registry.ts'
 import {
   ALERT_TESTS_FILE, ALERTS_FILE, alertsYaml, alertTestsLinkingTo, PROMETHEUS_RULE_FILE, prometheusRuleYaml, runbookUrlOf
 } from '../../scripts/alerts.ts'
@@ -41,6 +46,30 @@ t.test('the committed rules are what `npm run alerts` writes', async t => {
   t.strictSame(operator.spec.groups, plain.groups, 'the PrometheusRule holds the very same groups')
 })
 
+t.test('every registered route has its error budget and dashboard lines, or the docs say why not', async t => {
+  const rules = ruleGroups.flatMap(group => group.rules)
+  const budget = rules.find(rule => 'record' in rule && rule.record === errorRatioRecord('1h'))
+  const burn = rules.find(rule => 'alert' in rule && rule.alert === 'BffProfileErrorBudgetBurn')
+  const panels = JSON.stringify(dashboard().panels)
+  const operations = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8')
+  const routes = routeModules.flatMap(module => Object.keys(module.answers))
+  t.ok(routes.includes('GET /api/users/profile'), 'the registry is read')
+  for (const route of routes) {
+    const path = route.split(' ')[1]!
+    const reason = UNWATCHED_ROUTES[route]
+    if (reason !== undefined) {
+      t.match(operations, `\`${route}\``, `${route} is left out, and docs/operations.md says why`)
+      continue
+    }
+    // The matcher is a regex alternation of the watched paths.
+    const inMatcher = (expr: string) => new RegExp(`route=~"(?:[^"]*\\|)?${path}(?:\\|[^"]*)?"`).test(expr)
+    t.ok(budget !== undefined && inMatcher(budget.expr), `${route} has its error ratio`)
+    t.ok(burn !== undefined && inMatcher(burn.expr), `${route} has its burn alert`)
+    t.ok(inMatcher(panels.replaceAll('\\"', '"')), `${route} has its dashboard lines`)
+  }
+  for (const route of Object.keys(UNWATCHED_ROUTES)) t.ok(routes.includes(route), `${route} is a registered route`)
+})
+
 t.test('every alert says what, how bad, with its numbers, and where to read on', async t => {
   const names = new Set(alerts.map(rule => rule.alert))
   t.ok(names.size >= 7, `${names.size} alerts`)
@@ -56,13 +85,14 @@ t.test('every alert says what, how bad, with its numbers, and where to read on',
   t.strictSame(burns.map(rule => [rule.labels.severity, rule.labels.long_window, rule.labels.short_window]),
     [['critical', '1h', '5m'], ['critical', '6h', '30m'], ['warning', '1d', '2h']])
   // A handful of requests at night is no outage: each also counts the failures of its long window.
-  const profile = 'route="/api/users/profile"'
+  const profile = WATCHED
   for (const rule of burns) {
     const long = rule.labels.long_window
     t.ok(rule.expr.includes(`(increase(bff_http_requests_total{${profile},status_code=~"5.."}[${long}]))`) &&
       rule.expr.endsWith(`>= ${BURN_MIN_FAILURES}`), `${long}: the 5xx of its long window counted`)
     // Anyone can invent a kid; every other 503 (load shedding, a key set not loaded yet) refuses everyone.
-    t.ok(rule.expr.includes(`- (sum by (job) (increase(bff_auth_signing_key_pending_total{${profile}}[${long}]))`),
+    t.ok(rule.expr.includes(
+      `- (sum by (job, route) (increase(bff_auth_signing_key_pending_total{${profile}}[${long}]))`),
       `${long}: but the SIGNING_KEY_PENDING answers`)
   }
 })

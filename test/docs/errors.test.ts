@@ -4,12 +4,9 @@ import t from 'tap'
 import { Compile } from 'typebox/compile'
 import { ErrorBody } from '../../schemas/errors.ts'
 import * as catalog from '../../src/errors.ts'
-import * as registry from '../../src/routes/registry.ts'
-import type { RouteModule } from '../../src/routes/route-module.ts'
+import { routeModules } from '../../src/routes/registry.ts'
 import { buildTestApp, CONSOLE_KEY } from '../helpers/build-app.ts'
 import { bearer, claimsFor, hs256 } from '../helpers/tokens.ts'
-
-const routeModules: RouteModule[] = Object.values(registry)
 
 type Json = Record<string, any>
 

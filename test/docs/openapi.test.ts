@@ -8,14 +8,11 @@ import { Compile } from 'typebox/compile'
 import pkg from '../../package.json' with { type: 'json' }
 import { ConsoleAnswer, ConsoleRequest } from '../../schemas/console.ts'
 import { ErrorBody } from '../../schemas/errors.ts'
-import * as registry from '../../src/routes/registry.ts'
-import type { RouteModule } from '../../src/routes/route-module.ts'
+import { routeModules } from '../../src/routes/registry.ts'
 import { collectShared } from '../../src/http/schema-refs.ts'
 import { operationNames } from '../../schemas/operations.ts'
 import { generateOpenapi, OPENAPI_FILE } from '../../scripts/openapi.ts'
 import { buildTestApp } from '../helpers/build-app.ts'
-
-const routeModules: RouteModule[] = Object.values(registry)
 
 type Json = Record<string, any>
 
@@ -33,6 +30,14 @@ t.test('openapi.yaml is the document the code generates', async t => {
   t.match(served.headers['content-type'], /yaml/)
   t.match(served.body, /^openapi: 3\.1\.0$/m)
   t.ok(generated.endsWith(served.body), '/docs/yaml serves the content of openapi.yaml')
+})
+
+t.test('the document lists the routes in the registry\'s order: a route appended there appends its path', async t => {
+  const { app } = await buildTestApp(t)
+  const doc: Json = (await app.inject('/docs/json')).json()
+  const registered = [...new Set(routeModules.flatMap(module => Object.keys(module.answers))
+    .map(route => route.split(' ')[1]!))]
+  t.strictSame(Object.keys(doc.paths).filter(path => registered.includes(path)), registered)
 })
 
 t.test('openapi.yaml holds no YAML anchor or alias: every part of the document is written out where it is', async t => {

@@ -3,11 +3,8 @@
 // registry, which app.ts, the document's components and the error tests would not see, fails here.
 import t from 'tap'
 import { DOCS_PREFIX, METRICS_PATH } from '../../src/http/paths.ts'
-import * as registry from '../../src/routes/registry.ts'
-import type { RouteModule } from '../../src/routes/route-module.ts'
+import { routeModules } from '../../src/routes/registry.ts'
 import { buildTestApp } from '../helpers/build-app.ts'
-
-const routeModules: RouteModule[] = Object.values(registry)
 
 type Json = Record<string, any>
 

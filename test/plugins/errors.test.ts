@@ -4,7 +4,7 @@ import { Type } from 'typebox'
 import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
 import errors from '../../src/plugins/app/errors.ts'
 import { languageOf, languagePrefix, toErrorBody } from '../../src/error-body.ts'
-import { requestId } from '../../src/http/request-id.ts'
+import { serverOptions } from '../../src/app.ts'
 import requestIdPlugin from '../../src/plugins/app/request-id.ts'
 import routeMethods from '../../src/plugins/app/route-methods.ts'
 import {
@@ -15,11 +15,12 @@ import {
   type Language, type Texts
 } from '../../src/errors.ts'
 import { PETROVA } from '../../schemas/fixtures.ts'
-import { buildTestApp, CONSOLE_KEY } from '../helpers/build-app.ts'
+import { buildTestApp, CONSOLE_KEY, testConfig } from '../helpers/build-app.ts'
 
 // A small app with the real error handler and a few routes that fail in each way a route can.
 async function build (t: Test) {
-  const app = Fastify({ logger: false, genReqId: requestId, requestIdHeader: false, bodyLimit: 64 })
+  // The service's own server options, with a body limit small enough to exceed in a test.
+  const app = Fastify({ ...serverOptions(testConfig(), { logger: false }), bodyLimit: 64 })
   app.setValidatorCompiler(TypeBoxValidatorCompiler)
   await app.register(requestIdPlugin)
   await app.register(routeMethods)

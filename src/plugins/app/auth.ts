@@ -229,4 +229,4 @@ export default fp<{ config: Config }>(async function auth (fastify, { config }) 
     }
     request.caller = { vendor: claims.vendor, login: claims.login, uid_client: claims.sub.toUpperCase() }
   })
-}, { name: 'auth', dependencies: ['rate-limit'] })
+}, { name: 'auth', dependencies: ['metrics', 'rate-limit'] })

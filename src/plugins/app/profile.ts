@@ -76,4 +76,4 @@ export default fp<ProfilePluginOptions>(async function profilePlugin (fastify, {
   })
   // After the last request (onClose): nothing writes a copy any more.
   fastify.addHook('onClose', async () => { lastKnown?.close() })
-}, { name: 'profile', dependencies: ['redis', 'upstream', 'shared-schemas'] })
+}, { name: 'profile', dependencies: ['metrics', 'redis', 'upstream', 'shared-schemas'] })

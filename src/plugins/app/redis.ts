@@ -37,4 +37,4 @@ export default fp<{ config: Config }>(async function redisPlugin (fastify, { con
   await firstConnection(redis.client, config.REDIS_CONNECT_TIMEOUT_MS)
   // After every request has finished (onClose), so no count is lost on the way out.
   fastify.addHook('onClose', async () => { await redis.close() })
-}, { name: 'redis' })
+}, { name: 'redis', dependencies: ['metrics'] })

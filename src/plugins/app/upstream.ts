@@ -43,4 +43,4 @@ export default fp<UpstreamPluginOptions>(async function upstreamPlugin (fastify,
   fastify.decorate('upstream', client)
   if (metrics !== null) breakerMetrics(metrics.prom, metrics.registry, client.breakerStates)
   fastify.addHook('onClose', async () => { await client.close() })
-}, { name: 'upstream' })
+}, { name: 'upstream', dependencies: ['metrics'] })

@@ -36,4 +36,4 @@ export default fp<{ config: Config }>(async function loadShedding (fastify, { co
       return Promise.reject(new ServiceUnavailableError(OVERLOADED))
     }
   })
-}, { name: 'load-shedding' })
+}, { name: 'load-shedding', dependencies: ['request-id', 'security'] })

@@ -67,4 +67,4 @@ export default fp<{ config: Config }>(async function rateLimits (fastify, { conf
     const reason = reasonOf(refusal)
     return reason === undefined ? limited : withReason(limited, reason)
   })
-}, { name: 'rate-limit', dependencies: ['redis'] })
+}, { name: 'rate-limit', dependencies: ['metrics', 'redis'] })
