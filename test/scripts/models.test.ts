@@ -190,6 +190,10 @@ async function collectAnswers (t: Test): Promise<Array<{ name: string, status: n
     const body = JSON.parse(await res.text())
     t.equal(res.status, state.status, `${state.name}: the status (${body.code ?? 'a profile'})`)
     t.match(body, state.shows, `${state.name}: the state it claims`)
+    // t.match lets a longer list through: degraded and stale must be exactly the state's.
+    for (const [key, list] of Object.entries(state.shows)) {
+      if (Array.isArray(list)) t.strictSame(body[key], list, `${state.name}: ${key} exactly`)
+    }
     answers.push({ name: state.name, status: res.status, body })
   }
   return answers
