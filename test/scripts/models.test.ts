@@ -1,10 +1,11 @@
 // `npm run models`: the Gson flavour, compiled with the project's Kotlin compiler (node_modules/kotlin-compiler, the
-// machine's java, Debian's gson.jar) beside DecodeAnswers.kt, decodes live answers of every state an app meets (a
-// dev-mode instance, and the fault upstream for what `npm run dev` cannot show) with every required property present
-// and every enum value known, and each date string parses with the java.time type its kind names. The kotlinx
-// flavour and the Swift are checked as text: a wire name on every property and enum entry, optional and nullable as
-// the document says, unknown enum values read as Unknown. In CI a missing java or gson.jar fails; elsewhere the
-// Kotlin part is skipped with a message. --from reads a running service, and bad arguments are named.
+// machine's java, Debian's gson.jar) beside DecodeAnswers.kt, decodes live answers of every state an app meets, all
+// from `npm run dev` (its seeded clients, its test identities for the degraded, stale, 502, 503 and 504, its 426 and
+// 429 settings), with every required property present and every enum value known, and each date string parses with
+// the java.time type its kind names. The kotlinx flavour and the Swift are checked as text: a wire name on every
+// property and enum entry, optional and nullable as the document says, unknown enum values read as Unknown. In CI a
+// missing java or gson.jar fails; elsewhere the Kotlin part is skipped with a message. --from reads a running
+// service, and bad arguments are named.
 import { execFile } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { writeFile } from 'node:fs/promises'
@@ -12,15 +13,12 @@ import { join } from 'node:path'
 import { setTimeout } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import t, { type Test } from 'tap'
-import * as fx from '../../schemas/fixtures.ts'
-import type { PassportParams } from '../../schemas/passport.ts'
-import { signToken } from '../../sandbox/sign.ts'
 import { PROFILE_PATH, startDev, type DevRun } from '../../sandbox/dev.ts'
+import { OUTCOME_CLIENTS, type OutcomeClient } from '../../sandbox/outcomes.ts'
 import {
   DEFAULT_PACKAGE, KOTLIN_FILE, ModelsError, parseModelsArgs, readComponents, runModels, SHAPELESS_NOTE, SWIFT_FILE
 } from '../../scripts/models.ts'
 import { buildTestApp } from '../helpers/build-app.ts'
-import { faultService, faultUpstream, type Fault, type FaultUpstream } from '../helpers/fault-upstream.ts'
 import { components, DATE_LIKE, dateKind, resolve, schemaOf, walk, type Json } from '../helpers/openapi-document.ts'
 
 const run = promisify(execFile)
@@ -33,6 +31,9 @@ const DECODER = new URL('DecodeAnswers.kt', import.meta.url).pathname
 const SHORT_JVM = ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC']
 const IN_CI = (process.env.CI ?? '') !== '' && process.env.CI !== 'false'
 const PACKAGE = 'ru.dealer.app.api'
+// The dev run's settings an app team may change: its update screen's version and a limit the 429 is met within.
+const MIN_APP_VERSION = '2.3.0'
+const PROFILES_PER_MINUTE = 10
 
 /** The components generated as types with fields: every object with properties (a free map is a type alias). */
 const objects = Object.entries(components).filter(([, schema]) => Object.keys(schema.properties ?? {}).length > 0)
@@ -74,23 +75,13 @@ async function kotlinSkip (t: Test): Promise<string | false> {
 
 // ---- The states an app meets, each an answer to decode -------------------------------------------------------
 
-/** Where the answers come from: `npm run dev`'s instance, and a service in front of the fault upstream. */
-interface Sources {
-  dev: DevRun
-  faulty: { base: string, upstream: FaultUpstream }
-}
-
 interface State {
   name: string
   status: number
   /** What the answer must show to be the state it claims (a degraded list, a code). */
   shows: Json
-  answer (from: Sources): Promise<Response>
+  answer (dev: DevRun): Promise<Response>
 }
-
-/** A dev-mode token for `who`, signed like the printed ones. */
-const devToken = (dev: DevRun, who: PassportParams) =>
-  signToken({ sub: who.uid_client, login: who.login, vendor: who.vendor }, dev.signing.secret!)
 
 /**
  * The profile answer, as an app retries a shed request: the test's own work (quicktype, the compiler starting) can
@@ -107,20 +98,20 @@ async function profile (base: string, headers: Record<string, string> = {}): Pro
   }
 }
 
-/** The profile of `who` from the dev instance, with `headers`. */
-const fromDev = (who: PassportParams, headers: Record<string, string> = {}) => ({ dev }: Sources) =>
-  profile(dev.url, { authorization: `Bearer ${devToken(dev, who)}`, ...headers })
+/** The token `npm run dev` printed for the client or test identity labelled `label`. */
+function tokenOf (dev: DevRun, label: string): string {
+  const client = [...dev.clients, ...dev.outcomes].find(c => c.label === label)
+  if (client === undefined) throw new Error(`npm run dev printed no client ${label}`)
+  return client.token
+}
 
-/**
- * The profile of `who` from the faulty service (it verifies the dev run's tokens); `id`, the x-request-id it
- * forwards, picks the upstream's fault.
- */
-const fromFaulty = (who: PassportParams, id: string) => ({ dev, faulty }: Sources) =>
-  profile(faulty.base, { authorization: `Bearer ${devToken(dev, who)}`, 'x-request-id': id })
+/** The profile of the client labelled `label`, with its printed token and `headers`. */
+const fromDev = (label: string, headers: Record<string, string> = {}) => (dev: DevRun) =>
+  profile(dev.url, { authorization: `Bearer ${tokenOf(dev, label)}`, ...headers })
 
-/** Requests `who`'s profile until the per-client limit answers 429, within the limit the answers announce. */
-const untilLimited = (who: PassportParams) => async ({ dev }: Sources) => {
-  const headers = { authorization: `Bearer ${devToken(dev, who)}` }
+/** Requests the profile of `label` until the per-client limit answers 429, within the limit the answers announce. */
+const untilLimited = (label: string) => async (dev: DevRun) => {
+  const headers = { authorization: `Bearer ${tokenOf(dev, label)}` }
   for (let sent = 0; ; sent++) {
     const res = await profile(dev.url, headers)
     if (res.status === 429) return res
@@ -131,108 +122,78 @@ const untilLimited = (who: PassportParams) => async ({ dev }: Sources) => {
 }
 
 /**
- * Every state reachable today. `npm run dev`'s outcome identities, when the sandbox has them, add theirs here: one
- * entry each, answered by fromDev(identity), in place of the fault upstream's.
+ * A test identity's state (sandbox/outcomes.ts): what it sees, after its warm-up requests (STALE's first load, the
+ * copy the passport's failure then falls back on).
  */
-const STATES: State[] = [
-  { name: '200 full profile', status: 200, shows: { degraded: [], stale: [] }, answer: fromDev(fx.IVANOV) },
-  {
-    name: '200 with bonuses', status: 200, shows: { discount: { balance: 1500 } }, answer: fromDev(fx.PETROVA)
-  },
-  {
-    name: '200 degraded: discount and contractor',
-    status: 200,
-    shows: { discount: null, contractor: null, degraded: ['discount', 'contractor'] },
-    answer: fromFaulty(fx.IVANOV, 'degraded-1')
-  },
-  {
-    name: '200 stale: the passport down, the last good copy',
-    status: 200,
-    shows: { stale: ['passport', 'discount', 'contractor'] },
-    answer: async from => {
-      await (await fromFaulty(fx.PETROVA, 'fresh-1')(from)).arrayBuffer()
-      return await fromFaulty(fx.PETROVA, 'refused-1')(from)
+const outcomeState = (client: OutcomeClient): State => {
+  const { status, code, degraded, stale } = client.sees
+  const shows: Json = code === null
+    ? { degraded, stale, ...Object.fromEntries(degraded.map(section => [section, null])) }
+    : { code }
+  return {
+    name: `${status} ${client.name}`,
+    status,
+    shows,
+    answer: async dev => {
+      for (let i = 0; i < client.warmUpRequests; i++) await (await fromDev(client.name)(dev)).arrayBuffer()
+      return await fromDev(client.name)(dev)
     }
-  },
+  }
+}
+
+/** Every state an app meets, each from `npm run dev`: its seeded clients, its test identities, its limits. */
+const STATES: State[] = [
+  { name: '200 full profile', status: 200, shows: { degraded: [], stale: [] }, answer: fromDev('IVANOV') },
+  { name: '200 with bonuses', status: 200, shows: { discount: { balance: 1500 } }, answer: fromDev('PETROVA') },
+  ...OUTCOME_CLIENTS.map(outcomeState),
   {
     name: '400 malformed x-app-version',
     status: 400,
     shows: { code: 'BAD_REQUEST' },
-    answer: fromDev(fx.IVANOV, { 'x-app-version': 'v2' })
+    answer: fromDev('IVANOV', { 'x-app-version': 'v2' })
   },
   {
     name: '401 without a token, in Russian',
     status: 401,
     shows: { code: 'UNAUTHORIZED' },
-    answer: ({ dev }) => profile(dev.url, { 'accept-language': 'ru' })
+    answer: dev => profile(dev.url, { 'accept-language': 'ru' })
   },
   {
     name: '401 a bad token, in English',
     status: 401,
     shows: { code: 'UNAUTHORIZED' },
-    answer: ({ dev }) => profile(dev.url, { authorization: 'Bearer not.a.token', 'accept-language': 'en' })
+    answer: dev => profile(dev.url, { authorization: 'Bearer not.a.token', 'accept-language': 'en' })
   },
-  { name: '404 unknown client', status: 404, shows: { code: 'CLIENT_NOT_FOUND' }, answer: fromDev(fx.UNKNOWN) },
+  { name: '404 unknown client', status: 404, shows: { code: 'CLIENT_NOT_FOUND' }, answer: fromDev('UNKNOWN') },
   {
     name: '426 an app too old',
     status: 426,
-    shows: { code: 'APP_UPDATE_REQUIRED', min_app_version: '2.3.0' },
-    answer: fromDev(fx.IVANOV, { 'x-app-version': '2.2.0' })
-  },
-  {
-    name: '502 the passport answers garbage',
-    status: 502,
-    shows: { code: 'UPSTREAM_BAD_RESPONSE' },
-    answer: fromFaulty(fx.UNKNOWN, 'garbage-1')
-  },
-  {
-    name: '503 the passport refuses connections',
-    status: 503,
-    shows: { code: 'UPSTREAM_UNAVAILABLE' },
-    answer: fromFaulty(fx.UNKNOWN, 'refused-2')
-  },
-  {
-    name: '504 the passport slower than the budget',
-    status: 504,
-    shows: { code: 'UPSTREAM_TIMEOUT' },
-    answer: fromFaulty(fx.UNKNOWN, 'slow-1')
+    shows: { code: 'APP_UPDATE_REQUIRED', min_app_version: MIN_APP_VERSION },
+    answer: fromDev('IVANOV', { 'x-app-version': '2.2.0' })
   },
   // Last: it spends PETROVA's requests of this minute.
-  { name: '429 rate limited', status: 429, shows: { code: 'RATE_LIMITED' }, answer: untilLimited(fx.PETROVA) }
+  { name: '429 rate limited', status: 429, shows: { code: 'RATE_LIMITED' }, answer: untilLimited('PETROVA') }
 ]
 
-const UPSTREAM_TIMEOUT_MS = 1500
-const NORMAL: Fault = { kind: 'normal' }
-
-/** The fault upstream's choice by the x-request-id's first word, per operation. */
-const FAULTS: Record<string, Partial<Record<'passport.get_client' | 'dealer.discount' | 'dealer.client', Fault>>> = {
-  degraded: { 'dealer.discount': { kind: 'status', status: 500 }, 'dealer.client': { kind: 'status', status: 500 } },
-  garbage: { 'passport.get_client': { kind: 'garbage_json' } },
-  refused: { 'passport.get_client': { kind: 'reset' } },
-  slow: { 'passport.get_client': { kind: 'slow', ms: UPSTREAM_TIMEOUT_MS * 4 } }
-}
-
-/** Every state's answer: its status and JSON body, checked to be the state it claims. */
+/** Every state's answer from `npm run dev`: its status and JSON body, checked to be the state it claims. */
 async function collectAnswers (t: Test): Promise<Array<{ name: string, status: number, body: unknown }>> {
-  const dev = await startDev({ env: { MIN_APP_VERSION: '2.3.0' }, port: 0, logLevel: 'silent', log: { write () {} } })
-  t.teardown(() => dev.close())
-  const upstream = await faultUpstream(t)
-  for (const operation of ['passport.get_client', 'dealer.discount', 'dealer.client'] as const) {
-    upstream.set(operation, (_, headers) =>
-      FAULTS[String(headers['x-request-id']).split('-')[0]!]?.[operation] ?? NORMAL)
-  }
-  const base = await faultService(t, upstream.url, {
-    AUTH_JWT_SECRET: dev.signing.secret!,
-    UPSTREAM_TIMEOUT_MS: String(UPSTREAM_TIMEOUT_MS),
-    PROFILE_TIMEOUT_MS: String(UPSTREAM_TIMEOUT_MS * 2),
-    UPSTREAM_BREAKER_MIN_CALLS: '10000'
+  const dev = await startDev({
+    env: { MIN_APP_VERSION, RATE_LIMIT_PROFILE_PER_MINUTE: String(PROFILES_PER_MINUTE) },
+    port: 0,
+    logLevel: 'silent',
+    log: { write () {} }
   })
+  t.teardown(() => dev.close())
   const answers = []
   for (const state of STATES) {
-    const res = await state.answer({ dev, faulty: { base, upstream } })
+    const res = await state.answer(dev)
     const body = JSON.parse(await res.text())
     t.equal(res.status, state.status, `${state.name}: the status (${body.code ?? 'a profile'})`)
     t.match(body, state.shows, `${state.name}: the state it claims`)
+    // t.match lets a longer list through: degraded and stale must be exactly the state's.
+    for (const [key, list] of Object.entries(state.shows)) {
+      if (Array.isArray(list)) t.strictSame(body[key], list, `${state.name}: ${key} exactly`)
+    }
     answers.push({ name: state.name, status: res.status, body })
   }
   return answers
