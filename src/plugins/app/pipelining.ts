@@ -14,7 +14,7 @@ export const IN_FLIGHT = 8
 /** Requests of one connection that may wait to run; past it the connection is closed (no app pipelines so deep). */
 export const WAITING = 56
 /** Bytes the socket may buffer for a client before a waiting request starts. */
-export const WRITE_BUFFER_BYTES = 1024 * 1024
+const WRITE_BUFFER_BYTES = 1024 * 1024
 
 type RequestListener = (request: IncomingMessage, answer: ServerResponse) => void
 
@@ -25,7 +25,7 @@ interface Connection {
 }
 
 /** `handler` (Fastify's request listener) behind the bounds above, per connection. */
-export function boundedPerConnection (handler: RequestListener): RequestListener {
+function boundedPerConnection (handler: RequestListener): RequestListener {
   const connections = new WeakMap<Socket, Connection>()
 
   function run (socket: Socket, connection: Connection, request: IncomingMessage, answer: ServerResponse): void {
