@@ -66,14 +66,14 @@ function boundedPerConnection (handler: RequestListener): RequestListener {
       socket.once('close', () => { created.waiting.length = 0 })
       connection = created
     }
-    if (connection.running < IN_FLIGHT && connection.waiting.length === 0 &&
-      socket.writableLength < WRITE_BUFFER_BYTES) {
-      run(socket, connection, request, answer)
-    } else if (connection.waiting.length < WAITING) {
-      connection.waiting.push([request, answer])
-    } else {
+    if (connection.waiting.length >= WAITING) {
       socket.destroy()
+      return
     }
+    // Through the queue even when it is empty: in order, and a full socket buffer waits for 'drain' with nothing
+    // running (no answer's 'finish' would start it then).
+    connection.waiting.push([request, answer])
+    startWaiting(socket, connection)
   }
 }
 
