@@ -25,6 +25,7 @@ import drain from './plugins/app/drain.ts'
 import errors from './plugins/app/errors.ts'
 import loadShedding from './plugins/external/load-shedding.ts'
 import metrics from './plugins/app/metrics.ts'
+import pipelining from './plugins/app/pipelining.ts'
 import profilePlugin from './plugins/app/profile.ts'
 import rateLimits from './plugins/external/rate-limit.ts'
 import redis from './plugins/app/redis.ts'
@@ -113,7 +114,9 @@ export default async function app (fastify: FastifyInstance, opts: AppOptions): 
   // server option (compilersFactory), which installs it only at ready: the console composes it at registration.
   fastify.setValidatorCompiler(validatorCompiler)
 
-  // First, so that every later hook, the handlers and their log lines run inside the request's span.
+  // Before Fastify sees a request: a connection's pipelined requests run a few at a time (before drain's listener).
+  await fastify.register(pipelining)
+  // So that every later hook, the handlers and their log lines run inside the request's span.
   if (tracer !== null) await fastify.register(serverSpans, { tracer, untraced: UNTRACED })
   await fastify.register(requestIdPlugin)
   // Keep-alive connections end with their last answer once closing: shutdown waits for work, not sockets.

@@ -71,6 +71,7 @@ t.test('defaults fill what is left out, numbers are numbers', async t => {
     REDIS_TIMEOUT_MS: 100,
     REDIS_CONNECT_TIMEOUT_MS: 1000,
     COMPRESSION: 'on',
+    DOCS: 'ui',
     DEFAULT_LANGUAGE: 'ru',
     LOG_LEVEL: 'info'
   }, 'unrelated variables such as PATH are not part of the config')

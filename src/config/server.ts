@@ -22,6 +22,11 @@ export const ServerConfigSchema = Type.Object({
     description: '`on`: answers of 1 KiB or more are compressed (br, gzip) by the caller\'s Accept-Encoding; `off`: ' +
       'sent as they are, for an ingress that compresses.'
   }),
+  DOCS: Type.Enum(['ui', 'document', 'off'], {
+    default: 'ui',
+    description: '`ui`: the OpenAPI document at /docs/json and /docs/yaml and Swagger UI at /docs; `document`: the ' +
+      'document only; `off`: neither (404).'
+  }),
   SERVER_HEADERS_TIMEOUT_MS: Millis(10_000, 'Time a client has to send the request headers.'),
   SERVER_REQUEST_TIMEOUT_MS: Millis(15_000, 'Time a client has to send the whole request, body included (not the ' +
     'time to answer it).'),

@@ -5,6 +5,7 @@ import t from 'tap'
 import { DOCS_PREFIX, METRICS_PATH } from '../../src/http/paths.ts'
 import { routeModules } from '../../src/routes/registry.ts'
 import { buildTestApp } from '../helpers/build-app.ts'
+import { servedRoutes } from '../helpers/routes.ts'
 
 type Json = Record<string, any>
 
@@ -13,23 +14,6 @@ const pluginOwn: Record<string, (method: string, path: string) => boolean> = {
   docs: (_method, path) => path === DOCS_PREFIX || path.startsWith(`${DOCS_PREFIX}/`),
   metrics: (method, path) => path === METRICS_PATH && ['GET', 'HEAD'].includes(method),
   'CORS preflight': (method, path) => method === 'OPTIONS' && path === '*'
-}
-
-/** `METHOD /path` of every route in Fastify's printRoutes tree (one node per line, four columns per level). */
-function servedRoutes (tree: string): string[] {
-  const served: string[] = []
-  const prefixes: string[] = []
-  for (const line of tree.split('\n')) {
-    const node = /^(.*?)(?:├── |└── )(.*?) \(([A-Z, ]+)\)$/.exec(line)
-    if (node === null) continue
-    const [, indent, segment, methods] = node as unknown as [string, string, string, string]
-    const depth = indent.length / 4
-    const path = (prefixes[depth - 1] ?? '') + segment
-    prefixes[depth] = path
-    prefixes.length = depth + 1
-    for (const method of methods.split(', ')) served.push(`${method} ${path}`)
-  }
-  return served
 }
 
 const registered = new Set(routeModules.flatMap(route => Object.keys(route.answers)))

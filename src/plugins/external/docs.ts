@@ -1,6 +1,12 @@
 // The OpenAPI 3.1 document, generated from the route schemas, and Swagger UI at /docs (with the
-// document at /docs/json and /docs/yaml). Components take the names of the schemas' `$id`s.
+// document at /docs/json and /docs/yaml). Components take the names of the schemas' `$id`s. What these routes
+// send never changes while the process runs: made once at start and compressed once (prepared-answer.ts).
+// DOCS=document serves the document alone, DOCS=off nothing (the document is still generated: npm run openapi).
+import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, extname, join } from 'node:path'
 import fp from 'fastify-plugin'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import swagger, { type SwaggerTransformObject } from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import pkg from '../../../package.json' with { type: 'json' }
@@ -8,6 +14,7 @@ import { CONSOLE_KEY_HEADER } from '../../auth/key-check.ts'
 import type { Config } from '../../config.ts'
 import { LANGUAGE_LIST } from '../../http/error-response.ts'
 import { DOCS_PREFIX } from '../../http/paths.ts'
+import { prepareAnswer, sendPrepared, type PreparedAnswer } from '../../http/prepared-answer.ts'
 
 const openapiInfo = {
   title: 'Dealer profile BFF',
@@ -41,7 +48,34 @@ type OpenApiObject = Extract<Parameters<SwaggerTransformObject>[0], { openapiObj
 /** Changes the served document in place (a dev run's additions). */
 export type DescribeDocument = (document: OpenApiObject) => void
 
-export default fp<{ config: Config, describe?: DescribeDocument }>(async function docs (fastify, { describe }) {
+const STATIC_PREFIX = `${DOCS_PREFIX}/static/`
+/** Swagger UI's files as the package ships them (its main module is index.js beside static/). */
+const SWAGGER_UI_FILES = join(dirname(createRequire(import.meta.url).resolve('@fastify/swagger-ui')), 'static')
+const FILE_TYPES: Record<string, string> = {
+  '.js': 'application/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.html': 'text/html; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png'
+}
+
+/** Swagger UI's files by the path they are served at, with the Cache-Control and Last-Modified they had. */
+async function swaggerUiFiles (compress: boolean): Promise<Array<[string, PreparedAnswer]>> {
+  const files: Array<[string, PreparedAnswer]> = []
+  for (const name of readdirSync(SWAGGER_UI_FILES)) {
+    const path = join(SWAGGER_UI_FILES, name)
+    const type = FILE_TYPES[extname(name)] ?? 'application/octet-stream'
+    files.push([`${STATIC_PREFIX}${name}`, await prepareAnswer(readFileSync(path), {
+      type,
+      compressible: compress && !type.startsWith('image/png'),
+      headers: { 'cache-control': 'public, max-age=0', 'last-modified': statSync(path).mtime.toUTCString() }
+    })])
+  }
+  return files
+}
+
+export default fp<{ config: Config, describe?: DescribeDocument }>(async function docs (fastify, { config, describe }) {
   await fastify.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -93,6 +127,48 @@ export default fp<{ config: Config, describe?: DescribeDocument }>(async functio
     }
   })
 
+  if (config.DOCS === 'off') return
+
+  const compress = config.COMPRESSION === 'on'
+  const prepared = new Map<string, PreparedAnswer>()
+  const files = new Map<string, PreparedAnswer>()
+  fastify.addHook('onReady', async function prepareDocs () {
+    const options = { compressible: compress, eager: true }
+    prepared.set(`${DOCS_PREFIX}/json`, await prepareAnswer(Buffer.from(JSON.stringify(fastify.swagger())),
+      { type: 'application/json; charset=utf-8', ...options }))
+    prepared.set(`${DOCS_PREFIX}/yaml`, await prepareAnswer(Buffer.from(fastify.swagger({ yaml: true })),
+      { type: 'application/x-yaml', ...options }))
+    if (config.DOCS === 'ui') for (const [path, answer] of await swaggerUiFiles(compress)) files.set(path, answer)
+  })
+
+  /**
+   * A prepared answer ends the request before the route's handler. The static files' route (`/docs/static/*`)
+   * answers only the files read at start: any other path is 404 (no file is read, nothing compressed per request).
+   */
+  async function servePrepared (request: FastifyRequest, reply: FastifyReply) {
+    const url = request.routeOptions.url ?? ''
+    if (!url.endsWith('*')) {
+      const answer = prepared.get(url)
+      if (answer !== undefined) return await sendPrepared(request, reply, answer)
+      return
+    }
+    const answer = files.get(`${url.slice(0, -1)}${(request.params as { '*': string })['*']}`)
+    if (answer !== undefined) return await sendPrepared(request, reply, answer)
+    reply.callNotFound()
+    return reply
+  }
+  fastify.addHook('onRoute', route => {
+    if (!route.url.startsWith(`${DOCS_PREFIX}/`)) return
+    route.onRequest = [...[route.onRequest ?? []].flat(), servePrepared]
+  })
+
+  if (config.DOCS === 'document') {
+    for (const path of [`${DOCS_PREFIX}/json`, `${DOCS_PREFIX}/yaml`]) {
+      fastify.get(path, { schema: { hide: true } },
+        (request, reply) => sendPrepared(request, reply, prepared.get(path)!))
+    }
+    return
+  }
   await fastify.register(swaggerUi, {
     routePrefix: DOCS_PREFIX,
     uiConfig: { deepLinking: true, persistAuthorization: false, displayRequestDuration: true }
