@@ -7,7 +7,7 @@ import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../../config.ts'
 import { RateLimitedError } from '../../errors.ts'
-import { sharedStore } from '../../http/rate-limit-store.ts'
+import { localStore, sharedStore } from '../../http/rate-limit-store.ts'
 import { RATE_LIMIT_WINDOW_MS } from '../../http/rate-limits.ts'
 import { metricsOf } from '../../metrics/registry.ts'
 
@@ -33,9 +33,10 @@ function localRefusals (fastify: FastifyInstance): () => void {
 export default fp<{ config: Config }>(async function rateLimits (fastify, { config }) {
   await fastify.register(rateLimit, {
     global: false,
-    // Shared by every instance when Redis is configured; while it fails, each instance counts on its own.
+    // Shared by every instance when Redis is configured; while it fails, each instance counts on its own. Either
+    // way one counter per path, which GET and HEAD share.
     ...(fastify.redis === null
-      ? {}
+      ? { store: localStore() }
       : { store: sharedStore(fastify.redis, config.REDIS_KEY_PREFIX, localRefusals(fastify)), skipOnError: true }),
     errorResponseBuilder: (request, context) => {
       request.log.warn({ limit: request.routeOptions.url, max: context.max }, 'rate limit reached')
