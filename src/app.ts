@@ -13,6 +13,7 @@ import { frontServerOptions } from './http/server-options.ts'
 import { AccessLogController, loggerOptions } from './logger.ts'
 import appVersion from './plugins/app/app-version.ts'
 import auth from './plugins/app/auth.ts'
+import cacheControl from './plugins/app/cache-control.ts'
 import compression from './plugins/external/compress.ts'
 import consoleCalls from './plugins/app/console-calls.ts'
 import deprecation from './plugins/app/deprecation.ts'
@@ -96,6 +97,8 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
   // Before any route, so it learns every route's methods as they are added (the not-found handler's 405).
   await fastify.register(routeMethods)
   await fastify.register(errors, { defaultLanguage: config.DEFAULT_LANGUAGE })
+  // Before any route: every error answer, and every answer of a route that needs credentials, says no-store.
+  await fastify.register(cacheControl)
   // Headers first, so that shed and rate-limited answers carry them too; both before any route.
   await fastify.register(security, { config })
   // Before every route: it hooks each route as it is added, and its onSend sees the serialized payload.

@@ -39,7 +39,7 @@ export default fp<{ config: Pick<Config, 'METRICS_API_KEY'> }>(async function me
     // An operator endpoint: not part of the API the mobile app reads about.
     schema: { hide: true },
     // Answered under load shedding too: an overloaded instance is when its operator most needs to see it.
-    config: { shed: false },
+    config: { shed: false, private: true },
     logLevel: 'warn'
   }, async function scrape (request, reply) {
     const header = request.headers.authorization
@@ -53,7 +53,6 @@ export default fp<{ config: Pick<Config, 'METRICS_API_KEY'> }>(async function me
       throw await fastify.refuseCredentials(request, reply,
         new UnauthorizedError('Metrics need Authorization: Bearer <METRICS_API_KEY>'))
     }
-    reply.header('cache-control', 'no-store')
     return reply.type(registry.contentType).send(await registry.metrics())
   })
 }, { name: 'metrics' })
