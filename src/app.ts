@@ -23,6 +23,7 @@ import errors from './plugins/app/errors.ts'
 import loadShedding from './plugins/external/load-shedding.ts'
 import metrics from './plugins/app/metrics.ts'
 import profilePlugin from './plugins/app/profile.ts'
+import refusals from './plugins/app/refusals.ts'
 import rateLimits from './plugins/external/rate-limit.ts'
 import redis from './plugins/app/redis.ts'
 import requestIdPlugin from './plugins/app/request-id.ts'
@@ -99,6 +100,8 @@ export async function buildApp (config: Config, overrides: AppOverrides = {}) {
   await fastify.register(errors, { defaultLanguage: config.DEFAULT_LANGUAGE })
   // Before any route: every error answer, and every answer of a route that needs credentials, says no-store.
   await fastify.register(cacheControl)
+  // Before load shedding and the limits, whose refusals it summarises.
+  await fastify.register(refusals)
   // Headers first, so that shed and rate-limited answers carry them too; both before any route.
   await fastify.register(security, { config })
   // Before every route: it hooks each route as it is added, and its onSend sees the serialized payload.

@@ -47,11 +47,13 @@ export default fp<{ config: Pick<Config, 'METRICS_API_KEY'> }>(async function me
       ? header.slice(7).trim()
       : undefined
     if (!keyMatches(presented)) {
-      // At warn: the route logs at warn only, and a guess at the key is what an operator must see.
-      request.log.warn({ credential: 'metrics key' }, 'refused metrics scrape')
       reply.header('www-authenticate', 'Bearer realm="metrics"')
-      throw await fastify.refuseCredentials(request, reply,
-        new UnauthorizedError('Metrics need Authorization: Bearer <METRICS_API_KEY>'))
+      const refusal = new UnauthorizedError('Metrics need Authorization: Bearer <METRICS_API_KEY>')
+      const answer = await fastify.refuseCredentials(request, reply, refusal)
+      // At warn: the route logs at warn only, and a guess at the key is what an operator must see. Past the limit
+      // (a 429), the refused-credential summary counts it instead.
+      if (answer === refusal) request.log.warn({ credential: 'metrics key' }, 'refused metrics scrape')
+      throw answer
     }
     return reply.type(registry.contentType).send(await registry.metrics())
   })
