@@ -38,4 +38,4 @@ export default fp<{ config: Config }>(async function loadShedding (fastify, { co
       return Promise.reject(summarised(new ServiceUnavailableError(OVERLOADED)))
     }
   })
-}, { name: 'load-shedding' })
+}, { name: 'load-shedding', dependencies: ['refusals'] })
