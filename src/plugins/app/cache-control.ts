@@ -12,10 +12,18 @@ declare module 'fastify' {
 }
 
 export default fp(async function cacheControl (fastify) {
+  // Read once per route schema, not on every request.
+  const credentialed = new WeakMap<object, boolean>()
+  const needs = (schema: object | undefined): boolean => {
+    if (schema === undefined) return false
+    let needed = credentialed.get(schema)
+    if (needed === undefined) credentialed.set(schema, needed = needsCredentials(schema))
+    return needed
+  }
   // A callback hook: an async one costs a promise and a microtask turn on every request.
   fastify.addHook('onSend', function noStore (request, reply, payload, done) {
     const { schema, config } = request.routeOptions
-    const personal = reply.statusCode >= 400 || config.private === true || needsCredentials(schema)
+    const personal = reply.statusCode >= 400 || config.private === true || needs(schema)
     if (personal && !forbidsStoring(reply.getHeader('cache-control'))) reply.header('cache-control', NO_STORE)
     done(null, payload)
   })
