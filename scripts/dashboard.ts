@@ -310,8 +310,9 @@ export function dashboard () {
     row('App versions', 70),
     panel('Requests by app version', 0, 71, {
       unit: 'reqps',
-      description: 'Authenticated requests by the app\'s x-app-version: the most frequent versions sent by at ' +
-        'least 3 callers by name, the rest as other, none without the header; 426s and refused tokens do not count. ' +
+      description: 'Accepted authenticated requests by the app\'s x-app-version: the versions with the most ' +
+        'distinct callers (at least 50) by name, the rest as other, none without the header; 4xx answers (426, ' +
+        '429, refused tokens) do not count. ' +
         'Before raising MIN_APP_VERSION or removing a deprecated part, see who still calls.',
       stack: true,
       targets: [{

@@ -17,6 +17,7 @@ import { frontServerOptions } from './http/server-options.ts'
 import { AccessLogController, loggerOptions } from './logger.ts'
 import appVersion from './plugins/app/app-version.ts'
 import auth from './plugins/app/auth.ts'
+import cacheControl from './plugins/app/cache-control.ts'
 import compression from './plugins/external/compress.ts'
 import consoleCalls from './plugins/app/console-calls.ts'
 import deprecation from './plugins/app/deprecation.ts'
@@ -27,6 +28,7 @@ import loadShedding from './plugins/external/load-shedding.ts'
 import metrics from './plugins/app/metrics.ts'
 import pipelining from './plugins/app/pipelining.ts'
 import profilePlugin from './plugins/app/profile.ts'
+import refusals from './plugins/app/refusals.ts'
 import rateLimits from './plugins/external/rate-limit.ts'
 import redis from './plugins/app/redis.ts'
 import requestIdPlugin from './plugins/app/request-id.ts'
@@ -124,6 +126,10 @@ export default async function app (fastify: FastifyInstance, opts: AppOptions): 
   // Before any route, so it learns every route's methods as they are added (the not-found handler's 405).
   await fastify.register(routeMethods)
   await fastify.register(errors, { defaultLanguage: config.DEFAULT_LANGUAGE })
+  // Before any route: every error answer, and every answer of a route that needs credentials, says no-store.
+  await fastify.register(cacheControl)
+  // Before load shedding and the limits, whose refusals it summarises.
+  await fastify.register(refusals)
   // Headers first, so that shed and rate-limited answers carry them too; both before any route.
   await fastify.register(security, { config })
   // Before every route: it hooks each route as it is added, and its onSend sees the serialized payload.

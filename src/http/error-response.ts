@@ -1,9 +1,10 @@
 // A documented error answer: the shared ErrorBody, with one example per error as the error handler renders it and
-// the Content-Language every error answer carries.
+// the Content-Language and the Cache-Control every error answer carries.
 import type { FastifyError } from 'fastify'
 import { ErrorBody } from '../../schemas/errors.ts'
 import { toErrorBody } from '../error-body.ts'
 import { languages } from '../errors.ts'
+import { noStoreHeader } from './cache-control.ts'
 import { ref } from './schema-refs.ts'
 
 interface ResponseHeader { type: 'string', description: string, examples?: string[], enum?: string[] }
@@ -33,7 +34,7 @@ export function errorResponse (description: string, errors: FastifyError[], head
   return {
     description,
     // Copies: a shared object would be written as a YAML anchor and alias.
-    headers: { ...headers, ...structuredClone(CONTENT_LANGUAGE) },
+    headers: { ...headers, ...structuredClone(CONTENT_LANGUAGE), ...noStoreHeader() },
     content: { 'application/json': { schema: ref(ErrorBody), examples } }
   }
 }

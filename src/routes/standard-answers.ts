@@ -10,6 +10,7 @@ import {
 } from '../errors.ts'
 import { appVersionResponses } from '../http/app-version.ts'
 import { bearerChallengeHeader } from '../http/bearer-challenges.ts'
+import { needsCredentials, noStoreHeader } from '../http/cache-control.ts'
 import { deprecationHeaders as sentDeprecationHeaders } from '../http/deprecation.ts'
 import { errorResponse } from '../http/error-response.ts'
 import { limitHeaders, RATE_LIMITED_EXAMPLE } from '../http/rate-limits.ts'
@@ -102,12 +103,15 @@ export function jsonAnswer<T extends TSchema> (schema: T) {
 
 /**
  * Any route's schema, documented as every route is: x-request-id among its request headers and on every answer,
- * Vary, and when the route is limited (`perMinute`) or deprecated, those headers on every answer.
+ * Vary, Cache-Control when the route needs credentials, and when the route is limited (`perMinute`) or deprecated,
+ * those headers on every answer.
  */
 export function documented<S extends RouteSchema> (schema: S, options: { perMinute?: number } = {}): S {
   const headers: TProperties = { ...requestIdParameter(), ...schema.headers?.properties }
   const common: Headers = {
     ...everyAnswerHeaders(),
+    // A route that needs credentials: no cache may keep any of its answers (plugins/app/cache-control.ts).
+    ...(needsCredentials(schema) ? noStoreHeader() : {}),
     ...(options.perMinute === undefined ? {} : limitStateHeaders(options.perMinute)),
     ...deprecationHeaders(schema)
   }

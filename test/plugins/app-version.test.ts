@@ -165,42 +165,41 @@ function samples (text: string, name: string): Map<string, number> {
   return found
 }
 
-/** A valid token of its own for each of a few callers: subjects differ, the rest is the fixture's. */
-const callerTokens = ['A', 'B', 'C'].map(letter =>
-  bearer(hs256(claimsFor({ ...fx.IVANOV, uid_client: `${letter}0000000-0000-4000-8000-000000000000` }))))
+/** A valid token of its own for each of `n` callers: subjects differ, the rest is the fixture's. */
+const tokensOf = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => bearer(hs256(claimsFor(
+  { ...fx.IVANOV, uid_client: `${prefix}${String(i).padStart(7, '0')}-0000-4000-8000-000000000000` }))))
+const callerTokens = tokensOf('A', 3)
 
 async function scrapeVersions (origin: string): Promise<Map<string, number>> {
   const res = await fetch(`${origin}/metrics`, { headers: { authorization: `Bearer ${METRICS_KEY}` } })
   return samples(await res.text(), 'bff_app_version_requests_total')
 }
 
-t.test('the metric: 50 distinct versions from 3 callers give the 20 most frequent by name, the rest as other, ' +
-  'none apart', async t => {
-  const { app, upstream } = await buildTestApp(t, { METRICS_API_KEY: METRICS_KEY })
-  upstreamFine(upstream)
-  const origin = await listening(app)
+t.test('the counts: versions ranked by distinct callers, the top by name, the rest as other, none apart', async t => {
+  const counts = createAppVersionCounts({ callers: 3 })
   const versions = Array.from({ length: 50 }, (_, i) => `1.${i}.0`)
-  // Every version from each of the three callers; the third caller's request can name it (the first twenty fit).
-  for (const version of versions) for (const token of callerTokens) await get(origin, version, token)
-  // Then 1.30.0 to 1.49.0 twice more: they overtake the first twenty to arrive.
-  for (let round = 0; round < 2; round++) {
-    for (const version of versions.slice(30)) await get(origin, version, callerTokens[0])
-  }
-  for (let i = 0; i < 3; i++) await get(origin, undefined, callerTokens[1])
-
-  const counted = await scrapeVersions(origin)
+  // Every version from three callers: the third names it while the top has room (the first twenty).
+  for (const version of versions) for (const caller of ['a', 'b', 'c']) counts.record(version, caller)
+  // One caller sending 1.0.0 to 1.19.0 a hundred times more: requests do not rank, callers do.
+  for (let round = 0; round < 100; round++) for (const version of versions.slice(20, 30)) counts.record(version, 'a')
+  // Two more callers of 1.30.0 to 1.49.0: they overtake the first twenty.
+  for (const version of versions.slice(30)) for (const caller of ['d', 'e']) counts.record(version, caller)
+  for (let i = 0; i < 3; i++) counts.record(undefined, 'b')
+  const counted = new Map(counts.samples())
   t.strictSame([...counted.keys()].sort(), ['none', 'other', ...versions.slice(30)].sort(), 'top 20, other, none')
   t.equal(counted.get('none'), 3)
-  // Each of the top twenty counts under its name from the request that took it there (its fourth).
+  // Each of the top twenty counts under its name from the request that took it there (its fourth caller's).
   for (const version of versions.slice(30)) t.equal(counted.get(version), 2, version)
-  // 1.0.0 to 1.19.0 were named at their third caller (the top had room) and left it: their series are gone.
-  t.equal(counted.get('other'), 50 * 2 + 30, 'the first two callers of each, the third of 1.20.0 to 1.49.0')
-  t.equal([...counted.values()].reduce((a, b) => a + b), 3 + 130 + 40, 'the rest counted once each')
+  t.equal(counted.get('other'), 50 * 2 + 30 + 1000, 'the first two callers of each, the third of 1.20.0 to 1.49.0, ' +
+    'the hundred rounds')
 })
 
-t.test('the metric moves only for verified tokens, and one account cannot name versions', async t => {
+t.test('the metric moves only for verified tokens whose request was not refused', async t => {
   const { app, upstream } = await buildTestApp(t, {
-    METRICS_API_KEY: METRICS_KEY, MIN_APP_VERSION: '1.0.0', RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '1000'
+    METRICS_API_KEY: METRICS_KEY,
+    MIN_APP_VERSION: '1.0.0',
+    RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '1000',
+    RATE_LIMIT_PROFILE_PER_MINUTE: '2'
   })
   upstreamFine(upstream)
   const origin = await listening(app)
@@ -212,27 +211,61 @@ t.test('the metric moves only for verified tokens, and one account cannot name v
   }
   t.strictSame(Object.fromEntries(await scrapeVersions(origin)), { none: 0, other: 0 },
     'strangers and 426s count nowhere')
-  for (let i = 0; i < 30; i++) await get(origin, `8.${i}.0`, callerTokens[0])
-  t.strictSame(Object.fromEntries(await scrapeVersions(origin)), { none: 0, other: 30 },
-    'thirty versions of one account name none of them')
-  await get(origin, '8.0.0', callerTokens[1])
-  t.strictSame(Object.fromEntries(await scrapeVersions(origin)), { none: 0, other: 31 }, 'two callers: still other')
-  await get(origin, '8.0.0', callerTokens[2])
-  t.strictSame(Object.fromEntries(await scrapeVersions(origin)), { none: 0, other: 31, '8.0.0': 1 },
-    'the third distinct caller names it')
+  // Answered, not refused: 502, since the fixture's passport is IVANOV's and not this caller's; an answer counts.
+  for (let i = 0; i < 2; i++) t.equal((await get(origin, `8.${i}.0`, callerTokens[0])).status, 502)
+  for (let i = 2; i < 30; i++) t.equal((await get(origin, `8.${i}.0`, callerTokens[0])).status, 429)
+  t.strictSame(Object.fromEntries(await scrapeVersions(origin)), { none: 0, other: 2 },
+    'an account past its limit: only its two accepted requests count')
+})
+
+t.test('five accounts can neither name a version nor push a real one into other, 429s or not', async t => {
+  const { app, upstream } = await buildTestApp(t, { METRICS_API_KEY: METRICS_KEY, RATE_LIMIT_PROFILE_PER_MINUTE: '2' })
+  upstreamFine(upstream)
+  // Real releases: 3.3.0 and 2.9.0, fifty callers each.
+  const honest = { '3.3.0': tokensOf('B', 50), '2.9.0': tokensOf('C', 50) }
+  for (const [version, tokens] of Object.entries(honest)) {
+    for (const token of tokens) {
+      // Answered (502: the fixture's passport is IVANOV's, not this caller's): an answer, not a refusal, counts.
+      const res = await app.inject({ url: PROFILE, headers: { ...token, 'x-app-version': version } })
+      t.equal(res.statusCode, 502)
+    }
+  }
+  const before = Object.fromEntries(new Map(app.appVersions!.samples()))
+  t.strictSame(before, { none: 0, other: 49 * 2, '3.3.0': 1, '2.9.0': 1 }, 'each named by its fiftieth caller')
+  // Five accounts, 22 made-up versions (enough to fill the top), eleven requests each: 1,210 requests, all but
+  // each account's first two refused 429.
+  const made = Array.from({ length: 22 }, (_, i) => `9.${i}.0`)
+  const attackers = tokensOf('D', 5)
+  let limited = 0
+  for (const version of made) {
+    for (const token of attackers) {
+      for (let i = 0; i < 11; i++) {
+        const res = await app.inject({ url: PROFILE, headers: { ...token, 'x-app-version': version } })
+        if (res.statusCode === 429) limited++
+      }
+    }
+  }
+  t.equal(limited, 22 * 5 * 11 - 5 * 2, 'every attacker request past its two a minute is refused')
+  const after = Object.fromEntries(new Map(app.appVersions!.samples()))
+  t.strictSame(after, { none: 0, other: 49 * 2 + 5 * 2, '3.3.0': 1, '2.9.0': 1 },
+    'no made-up version named, the real ones still named; only the ten accepted requests counted, as other')
 })
 
 t.test('the counts: exported counters never go down, labels stay bounded, a flood ' +
-  'cannot lock out a release', async t => {
-  const counts = createAppVersionCounts({ top: 3, tracked: 10, halfLife: 50 })
+  'cannot lock out a release, a new release overtakes the old', async t => {
+  let clock = 0
+  const counts = createAppVersionCounts({ top: 3, tracked: 10, callers: 3, generationMs: 1000, now: () => clock })
   let previous = new Map<string, number>()
   let requests = 0
-  // A release cycle: old versions fade, new ones rise, one-off junk versions come and go.
-  const traffic = (step: number): string[] => [`1.${Math.floor(step / 40)}.0`, `1.${Math.floor(step / 40)}.0`,
-    `1.${Math.floor(step / 40) + 1}.0`, `9.9.${step}`]
+  // A release cycle: each release used by 20 callers, the next one rising every 40 steps; one-off junk versions
+  // come and go from 2 accounts.
   for (let step = 0; step < 400; step++) {
-    for (const [i, version] of traffic(step).entries()) {
-      counts.record(version, `caller-${step % 5}-${i}`)
+    clock = step * 100
+    const release = Math.floor(step / 40)
+    const traffic: Array<[string, string]> = [[`1.${release}.0`, `caller-${step % 20}`],
+      [`1.${release + 1}.0`, `caller-${(step % 20) + 20}`], [`9.9.${step}`, `junk-${step % 2}`]]
+    for (const [version, caller] of traffic) {
+      counts.record(version, caller)
       requests++
     }
     const now = new Map(counts.samples())
@@ -247,6 +280,7 @@ t.test('the counts: exported counters never go down, labels stay bounded, a floo
   t.ok(previous.has('1.9.0'), 'the current release is named despite 400 one-off versions')
   t.ok(previous.has('1.10.0'), 'and the rising one')
   t.notOk(previous.has('1.0.0'), 'the first release has faded')
+  t.notOk([...previous.keys()].some(label => label.startsWith('9.9.')), 'no junk version named')
   t.equal(counts.label('9.9.1'), 'other')
   t.equal(counts.label(null), 'none')
 })

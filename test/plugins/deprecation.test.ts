@@ -37,7 +37,10 @@ async function deprecatedApp (t: Parameters<typeof buildTestApp>[0]) {
       response: { 200: Type.Object({ ok: Type.Boolean() }) }
     },
     onRequest: app.authenticate
-  }, async () => ({ ok: true }))
+  }, async request => {
+    if (request.headers['x-fail'] === 'yes') throw new ClientNotFoundError()
+    return { ok: true }
+  })
   app.get('/test/undated-sunset', {
     schema: { ...deprecated({ since: '2026-11-01' }), tags: ['profile'], headers: AppVersionHeaders }
   }, async () => ({ ok: true }))
@@ -106,8 +109,10 @@ t.test('bff_deprecated_calls_total: calls to the route by app version, and succe
   await call('/test/card', { 'x-app-version': '3.0.0' })
   await call('/test/card', { 'x-app-version': '3.0.0', 'x-fail': 'yes' })
   await call('/test/current', { 'x-app-version': '3.0.0' })
-  // More callers of 3.1.0: the third distinct one (C) names it, and from then on it counts by its name.
+  // More callers of 3.1.0: three distinct ones are far too few to name it (as in bff_app_version_requests_total).
   for (const letter of ['B', 'C', 'A']) await call('/test/old', { 'x-app-version': '3.1.0' }, callerToken(letter))
+  // A refused answer (a 4xx) counts nowhere, its token verified or not.
+  t.equal((await call('/test/old', { 'x-app-version': '3.1.0', 'x-fail': 'yes' })).status, 404)
   // Without a valid token: the same answers' headers, and no count.
   for (const token of [{}, { authorization: 'Bearer not-a-token' }] as Array<Record<string, string>>) {
     t.equal((await call('/test/old', { 'x-app-version': '3.1.0' }, token)).status, 401)
@@ -116,13 +121,12 @@ t.test('bff_deprecated_calls_total: calls to the route by app version, and succe
   const calls = await scrape()
   t.strictSame(Object.fromEntries(calls), {
     // Too few callers to name a version (as in bff_app_version_requests_total) count as `other`: the first caller
-    // twice, then B.
-    'route="/test/old",method="GET",part="route",app_version="other"': 3,
-    'route="/test/old",method="GET",part="route",app_version="3.1.0"': 2,
+    // twice, then B, C and A.
+    'route="/test/old",method="GET",part="route",app_version="other"': 5,
     'route="/test/old",method="GET",part="route",app_version="none"': 1,
     'route="/test/card",method="GET",part="/nickname",app_version="other"': 1,
     'route="/test/card",method="GET",part="/tags/*/colour",app_version="other"': 1
-  }, 'the 404 of /test/card received no deprecated field; /test/current has nothing deprecated; 401s count nowhere')
+  }, 'the 404s count nowhere; /test/current has nothing deprecated; 401s count nowhere')
 })
 
 t.test('a deprecation without a valid date, or a sunset before it, fails at start-up', async t => {

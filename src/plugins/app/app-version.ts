@@ -2,7 +2,8 @@
 // value is 400 BAD_REQUEST, a version older than MIN_APP_VERSION is 426 APP_UPDATE_REQUIRED, and a well-formed one
 // becomes request.appVersion (the access log's appVersion). Checked before the route's own hooks: an app too old to
 // be served is told so whatever its token. bff_app_version_requests_total counts a request once it has answered, and
-// only when its token was verified (request.caller): a caller without credentials moves no dashboard.
+// only when its token was verified (request.caller) and it was not refused (a 4xx, a 429 included): a caller without
+// credentials moves no dashboard, and an account's flood past its limit counts no more than its limit.
 import fp from 'fastify-plugin'
 import type { onRequestHookHandler, onResponseHookHandler, RouteOptions } from 'fastify'
 import { parse, type SemVer } from 'semver'
@@ -10,7 +11,9 @@ import { Compile } from 'typebox/compile'
 import { APP_VERSION_HEADER, AppVersion } from '../../../schemas/app-version.ts'
 import type { Config } from '../../config.ts'
 import { AppUpdateRequiredError, BadRequestError, MALFORMED_APP_VERSION } from '../../errors.ts'
-import { appVersionMetrics, createAppVersionCounts, type AppVersionCounts } from '../../metrics/app-versions.ts'
+import {
+  appVersionMetrics, createAppVersionCounts, refused, type AppVersionCounts
+} from '../../metrics/app-versions.ts'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -62,9 +65,9 @@ export default fp<{ config: Pick<Config, 'MIN_APP_VERSION'> }>(async function ap
     done(olderThan(version, minimum) ? new AppUpdateRequiredError(config.MIN_APP_VERSION!) : undefined)
   }
 
-  const countAppVersion: onResponseHookHandler = function countAppVersion (request, _reply, done) {
+  const countAppVersion: onResponseHookHandler = function countAppVersion (request, reply, done) {
     const subject = request.caller?.uid_client
-    if (subject !== undefined) counts?.record(request.appVersion ?? undefined, subject)
+    if (subject !== undefined && !refused(reply.statusCode)) counts?.record(request.appVersion ?? undefined, subject)
     done()
   }
 

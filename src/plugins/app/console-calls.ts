@@ -1,6 +1,7 @@
 // The request console's calls, for its route (routes/console.ts) to spread into its options: the operator's key
 // checked before the body is read, the body validated against the one variant the operator meant, the exchange run
-// past the breaker and shown redacted, and one audit line per call and per refused key, whatever its end.
+// past the breaker and shown redacted, and one audit line per call and per refused key, whatever its end; past a
+// limit (429), one summary record per operator (or address, without a valid key) a minute, with the count.
 import { createHash } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type {
@@ -15,6 +16,8 @@ import {
 } from '../../auth/key-check.ts'
 import { consoleOperators, type Config } from '../../config.ts'
 import { UnauthorizedError } from '../../errors.ts'
+import { RATE_LIMIT_WINDOW_MS } from '../../http/rate-limits.ts'
+import { RefusalSummary } from '../../http/refusal-summary.ts'
 import { pointerToken } from '../../json-schema.ts'
 import { secretRedactor, type Redactor } from '../../redaction.ts'
 import type { Exchange } from '../../upstream/client.ts'
@@ -122,6 +125,10 @@ export default fp<{ config: Config }>(async function consoleCalls (fastify, { co
   // The audit stream: its own level, so LOG_LEVEL (warn to quiet access lines, even silent) never drops a
   // record; same output and redaction as every other line.
   const auditLog = fastify.log.child({ audit: 'console' }, { level: 'info' })
+  // Past a limit, a record each would let one client write a thousand a second: counted instead.
+  const limited = new RefusalSummary(auditLog.info.bind(auditLog), 'console calls refused past a limit',
+    RATE_LIMIT_WINDOW_MS)
+  fastify.addHook('onClose', async () => { limited.close() })
 
   const options: ConsoleCalls['options'] = {
     // On request, before the body is read: an unauthenticated caller costs no parsing.
@@ -139,8 +146,16 @@ export default fp<{ config: Config }>(async function consoleCalls (fastify, { co
     },
     // One audit record per console call and per refused key, whatever its end: who, which operation, about
     // whom (hashed), how it ended, the request id. Never the key nor the params' personal fields (the login).
+    // A 429 ran nothing: counted in the summary of its operator, or of its address without a valid key.
     onResponse (request, reply, done) {
       const audit = audits.get(request)
+      if (reply.statusCode === 429) {
+        const operator = audit?.operator ?? null
+        limited.count(operator ?? `address ${request.ip}`,
+          { operator, address: operator === null ? request.ip : null, outcome: 'http_429', status_code: 429 })
+        done()
+        return
+      }
       auditLog.info({
         reqId: request.id,
         operator: audit?.operator ?? null,

@@ -2,11 +2,13 @@
 // its schema, a field has `deprecated: true` in its TypeBox options. The OpenAPI document marks both (@fastify/swagger
 // copies `deprecated` and the x- keys); every answer of a deprecated route carries Deprecation (RFC 9745) and, with a
 // sunset date, Sunset (RFC 8594); bff_deprecated_calls_total counts calls to either by app version, only those whose
-// token was verified (request.caller), so a caller without credentials moves no dashboard operators act on.
+// token was verified (request.caller) and that were not refused (4xx), so a caller without credentials, or an
+// account past its limit, moves no dashboard operators act on.
 import fp from 'fastify-plugin'
 import type { onResponseHookHandler, onSendHookHandler } from 'fastify'
 import type { Registry } from 'prom-client'
 import { deprecatedFields, deprecationHeaders } from '../../http/deprecation.ts'
+import { refused } from '../../metrics/app-versions.ts'
 
 /** The `part` label of a call to a deprecated route (a deprecated field's is its JSON pointer, array items as *). */
 const ROUTE_PART = 'route'
@@ -20,7 +22,7 @@ function deprecatedCalls ({ Counter }: Pick<typeof import('prom-client'), 'Count
   // eslint-disable-next-line no-new -- prom-client metrics live in the registry they are given
   new Counter({
     name: 'bff_deprecated_calls_total',
-    help: 'Authenticated calls to deprecated routes (part="route", any status once the token was verified) and ' +
+    help: 'Authenticated calls to deprecated routes (part="route", once the token was verified, never a 4xx) and ' +
       'success answers whose schema has a deprecated field (part: its JSON pointer), by route pattern, method and ' +
       'app_version (as bff_app_version_requests_total).',
     labelNames: ['route', 'method', 'part', 'app_version'] as const,
@@ -63,7 +65,7 @@ export default fp(async function deprecation (fastify) {
     }
     if (count === undefined || versions === null || (headers === undefined && fields.length === 0)) return
     const countCall: onResponseHookHandler = function countDeprecatedCall (request, reply, done) {
-      if (request.caller == null) return done()
+      if (request.caller == null || refused(reply.statusCode)) return done()
       const [method, version] = [request.method, versions.label(request.appVersion)]
       if (headers !== undefined) count({ route: route.url, method, part: ROUTE_PART, app_version: version })
       if (reply.statusCode < 200 || reply.statusCode > 299) return done()

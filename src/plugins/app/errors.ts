@@ -4,6 +4,7 @@ import fp from 'fastify-plugin'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { languageOf, toErrorBody } from '../../error-body.ts'
 import { MethodNotAllowedError, NotFoundError, type Language } from '../../errors.ts'
+import { isSummarised } from '../../http/refusal-summary.ts'
 
 /** Content-Language of an error answer, and Vary so that a cache keeps one answer per language. */
 function languageHeaders (reply: FastifyReply, language: Language): void {
@@ -29,8 +30,12 @@ async function errorsPlugin (fastify: import('fastify').FastifyInstance, { defau
     // Headers the error itself carries (as Fastify's own handler honours): an open breaker's Retry-After.
     const headers = (error as { headers?: Record<string, string> }).headers
     if (headers !== undefined && body.statusCode === error.statusCode) reply.headers(headers)
-    if (body.statusCode >= 500) request.log.error({ err: error, code: body.code }, 'request failed')
-    else request.log.info({ code: body.code, message: english.message }, 'request refused')
+    // A refusal past a limit or under load shedding is counted in a summary line instead (plugins/app/refusals.ts);
+    // the access line (at info) still records the request.
+    if (!isSummarised(error)) {
+      if (body.statusCode >= 500) request.log.error({ err: error, code: body.code }, 'request failed')
+      else request.log.info({ code: body.code, message: english.message }, 'request refused')
+    }
     return reply.code(body.statusCode).type('application/json; charset=utf-8').send(body)
   })
 

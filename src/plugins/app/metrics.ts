@@ -39,7 +39,7 @@ export default fp<{ config: Pick<Config, 'METRICS_API_KEY'> }>(async function me
     // An operator endpoint: not part of the API the mobile app reads about.
     schema: { hide: true },
     // Answered under load shedding too: an overloaded instance is when its operator most needs to see it.
-    config: { shed: false },
+    config: { shed: false, private: true },
     logLevel: 'warn'
   }, async function scrape (request, reply) {
     const header = request.headers.authorization
@@ -47,13 +47,14 @@ export default fp<{ config: Pick<Config, 'METRICS_API_KEY'> }>(async function me
       ? header.slice(7).trim()
       : undefined
     if (!keyMatches(presented)) {
-      // At warn: the route logs at warn only, and a guess at the key is what an operator must see.
-      request.log.warn({ credential: 'metrics key' }, 'refused metrics scrape')
       reply.header('www-authenticate', 'Bearer realm="metrics"')
-      throw await fastify.refuseCredentials(request, reply,
-        new UnauthorizedError('Metrics need Authorization: Bearer <METRICS_API_KEY>'))
+      const refusal = new UnauthorizedError('Metrics need Authorization: Bearer <METRICS_API_KEY>')
+      const answer = await fastify.refuseCredentials(request, reply, refusal)
+      // At warn: the route logs at warn only, and a guess at the key is what an operator must see. Past the limit
+      // (a 429), the refused-credential summary counts it instead.
+      if (answer === refusal) request.log.warn({ credential: 'metrics key' }, 'refused metrics scrape')
+      throw answer
     }
-    reply.header('cache-control', 'no-store')
     return reply.type(registry.contentType).send(await registry.metrics())
   })
 }, { name: 'metrics' })

@@ -5,6 +5,7 @@ import underPressure from '@fastify/under-pressure'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../../config.ts'
 import { ServiceUnavailableError } from '../../errors.ts'
+import { summarised } from '../../http/refusal-summary.ts'
 import { OVERLOADED, SHED_RETRY_AFTER_S } from '../../http/shedding.ts'
 
 declare module 'fastify' {
@@ -31,9 +32,10 @@ export default fp<{ config: Config }>(async function loadShedding (fastify, { co
       if (url?.startsWith(HEALTH_PREFIX) === true || routeConfig.shed === false) return
       // Registered before the metrics plugin, so read at request time; null when metrics are off.
       request.server.metrics?.shed(type)
-      request.log.warn({ pressure: type, value }, 'request shed')
+      // One summary line per address a minute (plugins/app/refusals.ts): a line each would add to the load.
+      request.server.refusals.count(request, { message: 'request shed', fields: { pressure: type, value } })
       reply.header('retry-after', String(SHED_RETRY_AFTER_S))
-      return Promise.reject(new ServiceUnavailableError(OVERLOADED))
+      return Promise.reject(summarised(new ServiceUnavailableError(OVERLOADED)))
     }
   })
-}, { name: 'load-shedding', dependencies: ['request-id', 'security'] })
+}, { name: 'load-shedding', dependencies: ['request-id', 'security', 'refusals'] })

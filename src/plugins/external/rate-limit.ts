@@ -7,8 +7,9 @@ import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../../config.ts'
 import { RateLimitedError, reasonOf, withReason } from '../../errors.ts'
-import { sharedStore } from '../../http/rate-limit-store.ts'
+import { localStore, sharedStore } from '../../http/rate-limit-store.ts'
 import { RATE_LIMIT_WINDOW_MS } from '../../http/rate-limits.ts'
+import { summarised } from '../../http/refusal-summary.ts'
 import { metricsOf } from '../../metrics/registry.ts'
 
 declare module 'fastify' {
@@ -36,13 +37,15 @@ function localRefusals (fastify: FastifyInstance): () => void {
 export default fp<{ config: Config }>(async function rateLimits (fastify, { config }) {
   await fastify.register(rateLimit, {
     global: false,
-    // Shared by every instance when Redis is configured; while it fails, each instance counts on its own.
+    // Shared by every instance when Redis is configured; while it fails, each instance counts on its own. Either
+    // way one counter per path, which GET and HEAD share.
     ...(fastify.redis === null
-      ? {}
+      ? { store: localStore() }
       : { store: sharedStore(fastify.redis, config.REDIS_KEY_PREFIX, localRefusals(fastify)), skipOnError: true }),
+    // Past the limit a client sends about a thousand a second: one summary line per address a minute, not one each.
     errorResponseBuilder: (request, context) => {
-      request.log.warn({ limit: request.routeOptions.url, max: context.max }, 'rate limit reached')
-      return new RateLimitedError(Math.ceil(context.ttl / 1000))
+      fastify.refusals.count(request, { message: 'rate limit reached', fields: { max: context.max } })
+      return summarised(new RateLimitedError(Math.ceil(context.ttl / 1000)))
     }
   })
 
@@ -56,15 +59,16 @@ export default fp<{ config: Config }>(async function rateLimits (fastify, { conf
   ): Promise<Error> {
     const state = await authFailures(request)
     if (state.isAllowed || !state.isExceeded) return refusal
-    request.log.warn({ max: state.max }, 'too many refused credentials from this address')
+    fastify.refusals.count(request,
+      { message: 'too many refused credentials from this address', fields: { max: state.max } })
     // The 401's challenge would invite a retry the 429 asks to hold back.
     reply.removeHeader('www-authenticate')
     reply.header('x-ratelimit-limit', state.max)
     reply.header('x-ratelimit-remaining', 0)
     reply.header('x-ratelimit-reset', state.ttlInSeconds)
     reply.header('retry-after', state.ttlInSeconds)
-    const limited = new RateLimitedError(state.ttlInSeconds)
+    const limited = summarised(new RateLimitedError(state.ttlInSeconds))
     const reason = reasonOf(refusal)
     return reason === undefined ? limited : withReason(limited, reason)
   })
-}, { name: 'rate-limit', dependencies: ['metrics', 'redis'] })
+}, { name: 'rate-limit', dependencies: ['metrics', 'redis', 'refusals'] })

@@ -1,0 +1,30 @@
+// `Cache-Control: no-store` on every error answer of every route (the not-found handler's, a 429 and a shed 503
+// included) and on every answer of a route that needs credentials (its schema's `security`, or `config.private`),
+// set when the answer is sent, so that no path to an answer escapes it (src/http/cache-control.ts says why).
+import fp from 'fastify-plugin'
+import { forbidsStoring, needsCredentials, NO_STORE } from '../../http/cache-control.ts'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** true: every answer is about the caller and no cache may keep it (a route without `security` in its schema). */
+    private?: boolean
+  }
+}
+
+export default fp(async function cacheControl (fastify) {
+  // Read once per route schema, not on every request.
+  const credentialed = new WeakMap<object, boolean>()
+  const needs = (schema: object | undefined): boolean => {
+    if (schema === undefined) return false
+    let needed = credentialed.get(schema)
+    if (needed === undefined) credentialed.set(schema, needed = needsCredentials(schema))
+    return needed
+  }
+  // A callback hook: an async one costs a promise and a microtask turn on every request.
+  fastify.addHook('onSend', function noStore (request, reply, payload, done) {
+    const { schema, config } = request.routeOptions
+    const personal = reply.statusCode >= 400 || config.private === true || needs(schema)
+    if (personal && !forbidsStoring(reply.getHeader('cache-control'))) reply.header('cache-control', NO_STORE)
+    done(null, payload)
+  })
+}, { name: 'cache-control' })
