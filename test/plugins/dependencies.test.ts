@@ -6,7 +6,7 @@ import t from 'tap'
 import Fastify, { type FastifyPluginCallback } from 'fastify'
 import app, { serverOptions, type AppOptions } from '../../src/app.ts'
 import { metricsOf } from '../../src/metrics/registry.ts'
-import metrics from '../../src/plugins/app/metrics.ts'
+import metrics from '../../src/plugins/app/metrics/index.ts'
 import { buildTestApp, testConfig } from '../helpers/build-app.ts'
 
 const METRICS_KEY = 'metrics-key-for-tests-0123456789'
