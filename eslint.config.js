@@ -7,7 +7,7 @@ const TOP = ['./src/app.ts', './src/server.ts', './src/compile-cache.ts']
 const SHARED_LEAVES = ['./src/!(app|server|compile-cache).ts', './src/config/*.ts']
 // Every folder of src/, the contract first as it is the only one inside another that the zones tell apart.
 const FOLDERS = ['./src/upstream/contract', './src/tracing', './src/auth', './src/upstream', './src/profile',
-  './src/http', './src/metrics', './src/plugins', './src/routes']
+  './src/metrics', './src/plugins', './src/routes']
 const without = (list, item) => list.filter(entry => entry !== item)
 
 export default [
@@ -66,19 +66,13 @@ export default [
           },
           {
             target: './src/upstream',
-            from: ['./src/auth', './src/profile', './src/http', './src/metrics', './src/plugins', './src/routes',
-              ...TOP],
+            from: ['./src/auth', './src/profile', './src/metrics', './src/plugins', './src/routes', ...TOP],
             message: 'The upstream client knows nothing of the app above it.'
           },
           {
             target: './src/profile',
-            from: ['./src/http', './src/metrics', './src/plugins', './src/routes', ...TOP],
+            from: ['./src/metrics', './src/plugins', './src/routes', ...TOP],
             message: 'The profile flow is below the plugins that hold it and the routes that call it.'
-          },
-          {
-            target: './src/http',
-            from: without(without(FOLDERS, './src/http'), './src/auth').concat(TOP),
-            message: 'What routes and plugins share stands below them: the shared leaves and src/auth/ only.'
           },
           {
             target: './src/metrics',
@@ -99,30 +93,46 @@ export default [
       }]
     }
   },
-  // plugins/ holds plugins only (docs/architecture.md): a route reaches a plugin's decorators through `fastify`, and a
-  // plugin another's the same way, so neither imports a value from a plugin file; types pass (they are erased).
+  // A plugin is a file of plugins/app/ or plugins/external/, or the index.ts of a folder there, which also holds the
+  // modules of its feature (docs/architecture.md). A route or a plugin reaches another plugin's decorators through
+  // `fastify` and may import a feature's modules, but no value from a plugin itself; types pass (they are erased).
   {
     files: ['src/routes/**/*.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': ['error', {
         patterns: [{
-          regex: '(^|/)plugins/',
+          regex: '(^|/)plugins/(app|external)/[^/]+(/index)?\\.ts$',
           allowTypeImports: true,
-          message: 'A route imports no value from plugins/: decorators come through fastify, helpers from src/http/.'
+          message: 'A route imports no value from a plugin: decorators come through fastify, helpers from the ' +
+            'modules beside it.'
         }]
       }]
     }
   },
   {
-    files: ['src/plugins/**/*.ts'],
+    files: ['src/plugins/*/*.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': ['error', {
         patterns: [{
-          // ./x, ../app/x, ../external/x: another file of plugins/ (../../ leaves it).
-          regex: '^\\.{1,2}/(?!\\.\\./)|(^|/)plugins/',
+          // ./x.ts, ../external/x.ts: another plugin file; .../index.ts: a plugin folder's plugin.
+          regex: '^\\./[^/]+\\.ts$|^\\.\\./[^./][^/]*/[^/]+\\.ts$|(^|/)index\\.ts$',
           allowTypeImports: true,
-          message: 'A plugin imports no value from another plugin file: app.ts registers both, and what they share ' +
-            'lives outside plugins/.'
+          message: 'A plugin imports no value from another plugin: app.ts registers both, and what they share ' +
+            'is a module beside one of them or outside plugins/.'
+        }]
+      }]
+    }
+  },
+  {
+    files: ['src/plugins/*/*/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        patterns: [{
+          // ../x.ts, ../../external/x.ts: a plugin file; .../index.ts: a plugin folder's plugin (its own too).
+          regex: '^\\.\\./[^/]+\\.ts$|^\\.\\./\\.\\./[^./][^/]*/[^/]+\\.ts$|(^|/)index\\.ts$',
+          allowTypeImports: true,
+          message: 'A plugin imports no value from another plugin: app.ts registers both, and what they share ' +
+            'is a module beside one of them or outside plugins/.'
         }]
       }]
     }

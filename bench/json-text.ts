@@ -7,7 +7,7 @@
 import { parseArgs } from 'node:util'
 import fastJsonStringify from 'fast-json-stringify'
 import { Profile } from '../schemas/profile.ts'
-import { collectShared, toRefs } from '../src/http/schema-refs.ts'
+import { collectShared, toRefs } from '../src/plugins/app/shared-schemas/refs.ts'
 import { routeSerializer } from '../src/serializer.ts'
 import { contractorSection, createProfileComposer, discountSection } from '../src/profile/compose.ts'
 import { answerText, parseAnswerJson } from '../src/upstream/transport/answer-body.ts'

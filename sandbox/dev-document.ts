@@ -1,6 +1,6 @@
 // What `npm run dev` adds to the OpenAPI document it serves, so that Swagger UI shows how to reach each state of the
 // profile on the sandbox. The production document (openapi.yaml, `npm start`'s /docs/json) never names them.
-import type { DescribeDocument } from '../src/plugins/external/docs.ts'
+import type { DescribeDocument } from '../src/plugins/external/docs/index.ts'
 import { OUTCOME_CLIENTS } from './outcomes.ts'
 
 /** The states no test identity causes, and how to reach them in this run, one line each. */

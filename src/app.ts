@@ -2,39 +2,41 @@
 // `serverOptions` the one factory of the instance's options (logger, request ids, the front's limits, the
 // pre-routing error answers, validation), and buildApp() composes the two without listening: server.ts listens,
 // tests inject or listen on port 0, the dev runner, the scripts and the benchmark wire it as they need.
-import Fastify, { type FastifyInstance, type FastifySchemaCompiler, type FastifyServerOptions } from 'fastify'
+import Fastify, {
+  type FastifyHttpOptions, type FastifyInstance, type FastifySchemaCompiler, type FastifyServerOptions
+} from 'fastify'
 import fp from 'fastify-plugin'
 import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Tracer } from '@opentelemetry/api'
+import type { Server } from 'node:http'
 import type { TSchema } from 'typebox'
 import { Compile } from 'typebox/compile'
 import type { Dispatcher } from 'undici'
 import { clientErrorHandlerFor } from './client-errors.ts'
-import type { Config } from './config.ts'
-import { METRICS_PATH } from './http/paths.ts'
-import { requestId } from './http/request-id.ts'
-import { frontServerOptions } from './http/server-options.ts'
+import { trustProxySetting, type Config } from './config.ts'
 import { AccessLogController, loggerOptions } from './logger.ts'
-import appVersion from './plugins/app/app-version.ts'
+import { METRICS_PATH } from './plugins/app/metrics/path.ts'
+import { requestId } from './plugins/app/request-id/gen-req-id.ts'
+import appVersion from './plugins/app/app-version/index.ts'
 import auth from './plugins/app/auth.ts'
-import cacheControl from './plugins/app/cache-control.ts'
+import cacheControl from './plugins/app/cache-control/index.ts'
 import compression from './plugins/external/compress.ts'
 import consoleCalls from './plugins/app/console-calls.ts'
-import deprecation from './plugins/app/deprecation.ts'
-import docs, { type DescribeDocument } from './plugins/external/docs.ts'
+import deprecation from './plugins/app/deprecation/index.ts'
+import docs, { type DescribeDocument } from './plugins/external/docs/index.ts'
 import drain from './plugins/app/drain.ts'
-import errors from './plugins/app/errors.ts'
-import loadShedding from './plugins/external/load-shedding.ts'
-import metrics from './plugins/app/metrics.ts'
+import errors from './plugins/app/errors/index.ts'
+import loadShedding from './plugins/external/load-shedding/index.ts'
+import metrics from './plugins/app/metrics/index.ts'
 import pipelining from './plugins/app/pipelining.ts'
 import profilePlugin from './plugins/app/profile.ts'
-import refusals from './plugins/app/refusals.ts'
-import rateLimits from './plugins/external/rate-limit.ts'
+import refusals from './plugins/app/refusals/index.ts'
+import rateLimits from './plugins/external/rate-limit/index.ts'
 import redis from './plugins/app/redis.ts'
-import requestIdPlugin from './plugins/app/request-id.ts'
+import requestIdPlugin from './plugins/app/request-id/index.ts'
 import routeMethods from './plugins/app/route-methods.ts'
 import security from './plugins/external/security.ts'
-import sharedSchemas from './plugins/app/shared-schemas.ts'
+import sharedSchemas from './plugins/app/shared-schemas/index.ts'
 import upstream from './plugins/app/upstream.ts'
 import { withTraceLogFields } from './tracing/log-fields.ts'
 import serverSpans from './tracing/server-spans.ts'
@@ -81,6 +83,31 @@ const validatorCompiler: FastifySchemaCompiler<TSchema> = route => {
   if (route.httpPart === 'body') return converting
   const valid = Compile(route.schema)
   return value => valid.Check(value) || converting(value)
+}
+
+// Node's default check interval (30 s) would let a slow client hold a socket 30 s past its deadlines.
+const CONNECTIONS_CHECKING_INTERVAL_MS = 1000
+// The socket is silent while a request is handled: its inactivity timeout must outlast the longest budget.
+const HANDLING_MARGIN_MS = 2000
+
+/** Fastify's server options for the front's limits and for who the client is behind a balancer. */
+function frontServerOptions (config: Config) {
+  return {
+    connectionTimeout: Math.max(
+      config.SERVER_CONNECTION_TIMEOUT_MS,
+      Math.max(config.PROFILE_TIMEOUT_MS, config.UPSTREAM_TIMEOUT_MS) + HANDLING_MARGIN_MS
+    ),
+    keepAliveTimeout: config.SERVER_KEEP_ALIVE_TIMEOUT_MS,
+    requestTimeout: config.SERVER_REQUEST_TIMEOUT_MS,
+    maxRequestsPerSocket: config.SERVER_MAX_REQUESTS_PER_SOCKET,
+    bodyLimit: config.SERVER_BODY_LIMIT_BYTES,
+    http: {
+      headersTimeout: config.SERVER_HEADERS_TIMEOUT_MS,
+      connectionsCheckingInterval: Math.min(CONNECTIONS_CHECKING_INTERVAL_MS, config.SERVER_HEADERS_TIMEOUT_MS)
+    },
+    // loadConfig has refused any other value.
+    trustProxy: trustProxySetting(config.TRUST_PROXY) ?? false
+  } satisfies FastifyHttpOptions<Server>
 }
 
 /** The options of every instance of the service: whoever builds one (buildApp, a test of one plugin) starts here. */

@@ -1,6 +1,6 @@
 // The public error body of any failure (schemas/errors.ts): the catalog's code, its message in the caller's
 // language, and for 5xx a message that says what failed without internals. A shared leaf: the error handler
-// (plugins/app/errors.ts) and the server's own answers before routing (client-errors.ts) both build their bodies
+// (plugins/app/errors/) and the server's own answers before routing (client-errors.ts) both build their bodies
 // with it.
 import Negotiator from 'negotiator'
 import type { FastifyError } from 'fastify'

@@ -5,7 +5,7 @@ import createError from '@fastify/error'
 import { APP_VERSION_HEADER } from '../schemas/app-version.ts'
 import type { TokenReason } from '../schemas/errors.ts'
 
-/** The languages of every message; the answer's is chosen by Accept-Language (plugins/app/errors.ts). */
+/** The languages of every message; the answer's is chosen by Accept-Language (plugins/app/errors/). */
 export const languages = ['ru', 'en'] as const
 export type Language = typeof languages[number]
 
@@ -23,7 +23,7 @@ const SECONDS_RU: Record<string, string> = { one: 'секунду', few: 'сек
 const secondsRu = (n: number) => `${n} ${SECONDS_RU[russianPlural.select(n)]!}`
 const secondsEn = (n: number) => `${n} second${n === 1 ? '' : 's'}`
 
-/** BAD_REQUEST's detail for a malformed x-app-version header (plugins/app/app-version.ts). */
+/** BAD_REQUEST's detail for a malformed x-app-version header (plugins/app/app-version/). */
 export const MALFORMED_APP_VERSION = `${APP_VERSION_HEADER} must be a semantic version such as 2.14.0 ${
   '(MAJOR.MINOR.PATCH, optionally -prerelease and +build)'}` as const
 

@@ -41,7 +41,7 @@ export class AccessLogController extends LogController {
 
   override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     if (this.isLogDisabled(request)) return
-    // appVersion: the caller's x-app-version where the route reads it (plugins/app/app-version.ts), else left out.
+    // appVersion: the caller's x-app-version where the route reads it (plugins/app/app-version/), else left out.
     const appVersion = request.appVersion ?? undefined
     const fields = { req: request, res: reply, responseTime: reply.elapsedTime, appVersion }
     if (error) reply.log.error({ ...fields, err: error }, 'request errored')

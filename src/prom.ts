@@ -1,7 +1,7 @@
 // What every owner of metrics shares. Each owner (the front, the upstream client and its breakers, the contract's
 // drift, Redis, the key set, the profile, the last-known store) exports one `<owner>Metrics(prom, registry, ...)`
 // that puts its metrics on the app's registry and, where events feed them, returns the observer to report to.
-// The metrics plugin (plugins/app/metrics.ts) holds the registry; the plugin owning each source calls its function.
+// The metrics plugin (plugins/app/metrics/) holds the registry; the plugin owning each source calls its function.
 
 /** prom-client, imported only when metrics are on: unused, it would cost every instance about 2 MiB of heap. */
 export type PromClient = typeof import('prom-client')

@@ -4,7 +4,7 @@ import fastJsonStringify from 'fast-json-stringify'
 import t from 'tap'
 import * as fx from '../schemas/fixtures.ts'
 import { Profile } from '../schemas/profile.ts'
-import { collectShared, toRefs } from '../src/http/schema-refs.ts'
+import { collectShared, toRefs } from '../src/plugins/app/shared-schemas/refs.ts'
 import { nullableForSerializer, PIECEWISE_ITEMS, routeSerializer } from '../src/serializer.ts'
 
 type Fields = Record<string, unknown>

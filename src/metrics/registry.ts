@@ -1,4 +1,4 @@
-// What the plugins owning a source of metrics get from the metrics plugin (plugins/app/metrics.ts): prom-client's
+// What the plugins owning a source of metrics get from the metrics plugin (plugins/app/metrics/): prom-client's
 // classes and the app's registry, to make their own metrics with (src/prom.ts), or null when metrics are off.
 import type { FastifyInstance } from 'fastify'
 import type { Registry } from 'prom-client'

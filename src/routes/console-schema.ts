@@ -8,9 +8,9 @@ import {
   PayloadTooLargeError, ServiceUnavailableError, UnauthorizedError, UnsupportedMediaTypeError,
   UpstreamBadResponseError, UpstreamUnavailableError
 } from '../errors.ts'
-import { errorResponse } from '../http/error-response.ts'
-import { ref } from '../http/schema-refs.ts'
-import { OVERLOADED, shedHeaders } from '../http/shedding.ts'
+import { errorResponse } from '../plugins/app/errors/error-response.ts'
+import { ref } from '../plugins/app/shared-schemas/refs.ts'
+import { OVERLOADED, shedHeaders } from '../plugins/external/load-shedding/shedding.ts'
 import { documented, jsonAnswer, upstreamAnswers } from './standard-answers.ts'
 
 export const CONSOLE_BODY_LIMIT = 16 * 1024

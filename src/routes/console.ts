@@ -5,7 +5,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ConsoleAnswer, ConsoleRequest } from '../../schemas/console.ts'
 import type { Config } from '../config.ts'
-import { consoleRateLimit } from '../http/rate-limits.ts'
+import { consoleRateLimit } from '../plugins/external/rate-limit/route-limits.ts'
 import { CONSOLE_BODY_LIMIT, consoleRouteSchema } from './console-schema.ts'
 import type { RouteModule } from './route-module.ts'
 

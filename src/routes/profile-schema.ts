@@ -5,8 +5,8 @@ import { Type } from 'typebox'
 import { Profile } from '../../schemas/profile.ts'
 import type { Config } from '../config.ts'
 import { ClientNotFoundError } from '../errors.ts'
-import { errorResponse } from '../http/error-response.ts'
-import { ref } from '../http/schema-refs.ts'
+import { errorResponse } from '../plugins/app/errors/error-response.ts'
+import { ref } from '../plugins/app/shared-schemas/refs.ts'
 import { appRoute } from './standard-answers.ts'
 
 const description = 'The profile of the client the bearer token names (claims `sub`, `login`, `vendor`); ' +

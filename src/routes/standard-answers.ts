@@ -8,14 +8,14 @@ import {
   InternalError, RateLimitedError, ServiceUnavailableError, SigningKeyPendingError, UnauthorizedError,
   UpstreamBadResponseError, UpstreamTimeoutError, UpstreamUnavailableError, withReason
 } from '../errors.ts'
-import { appVersionResponses } from '../http/app-version.ts'
-import { bearerChallengeHeader } from '../http/bearer-challenges.ts'
-import { needsCredentials, noStoreHeader } from '../http/cache-control.ts'
-import { deprecationHeaders as sentDeprecationHeaders } from '../http/deprecation.ts'
-import { errorResponse } from '../http/error-response.ts'
-import { limitHeaders, RATE_LIMITED_EXAMPLE } from '../http/rate-limits.ts'
-import { ref } from '../http/schema-refs.ts'
-import { OVERLOADED, shedHeaders } from '../http/shedding.ts'
+import { appVersionResponses } from '../plugins/app/app-version/responses.ts'
+import { bearerChallengeHeader } from '../auth/bearer-challenges.ts'
+import { needsCredentials, noStoreHeader } from '../plugins/app/cache-control/no-store.ts'
+import { deprecationHeaders as sentDeprecationHeaders } from '../plugins/app/deprecation/deprecated.ts'
+import { errorResponse } from '../plugins/app/errors/error-response.ts'
+import { limitHeaders, RATE_LIMITED_EXAMPLE } from '../plugins/external/rate-limit/route-limits.ts'
+import { ref } from '../plugins/app/shared-schemas/refs.ts'
+import { OVERLOADED, shedHeaders } from '../plugins/external/load-shedding/shedding.ts'
 import type { ErrorCode } from './route-module.ts'
 
 interface Header { type: 'string' | 'integer', description: string, examples?: unknown[], enum?: string[] }
@@ -61,7 +61,7 @@ const limitStateHeaders = (perMinute: number): Headers => {
   return state
 }
 
-/** The headers of every answer of a deprecated route, with the values plugins/app/deprecation.ts sends. */
+/** The headers of every answer of a deprecated route, with the values plugins/app/deprecation/ sends. */
 const deprecationHeaders = (schema: RouteSchema): Headers => {
   const sent = sentDeprecationHeaders(schema, 'a deprecated route')
   if (sent === undefined) return {}
@@ -110,7 +110,7 @@ export function documented<S extends RouteSchema> (schema: S, options: { perMinu
   const headers: TProperties = { ...requestIdParameter(), ...schema.headers?.properties }
   const common: Headers = {
     ...everyAnswerHeaders(),
-    // A route that needs credentials: no cache may keep any of its answers (plugins/app/cache-control.ts).
+    // A route that needs credentials: no cache may keep any of its answers (plugins/app/cache-control/).
     ...(needsCredentials(schema) ? noStoreHeader() : {}),
     ...(options.perMinute === undefined ? {} : limitStateHeaders(options.perMinute)),
     ...deprecationHeaders(schema)

@@ -6,7 +6,7 @@ import fc from 'fast-check'
 import t from 'tap'
 import * as fx from '../../schemas/fixtures.ts'
 import { Profile } from '../../schemas/profile.ts'
-import { collectShared, toRefs } from '../../src/http/schema-refs.ts'
+import { collectShared, toRefs } from '../../src/plugins/app/shared-schemas/refs.ts'
 import { PIECEWISE_ITEMS, routeSerializer } from '../../src/serializer.ts'
 
 type Fields = Record<string, unknown>

@@ -4,7 +4,7 @@ import t from 'tap'
 import { startDev } from '../../sandbox/dev.ts'
 import { OUTCOME_CLIENTS } from '../../sandbox/outcomes.ts'
 import { TOKEN_REASONS } from '../../schemas/errors.ts'
-import { BEARER_CHALLENGES } from '../../src/http/bearer-challenges.ts'
+import { BEARER_CHALLENGES } from '../../src/auth/bearer-challenges.ts'
 import { components, dateKind, schemaOf, type DateKind } from '../helpers/openapi-document.ts'
 import { page, section } from './markdown.ts'
 

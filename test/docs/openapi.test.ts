@@ -9,7 +9,7 @@ import pkg from '../../package.json' with { type: 'json' }
 import { ConsoleAnswer, ConsoleRequest } from '../../schemas/console.ts'
 import { ErrorBody } from '../../schemas/errors.ts'
 import { routeModules } from '../../src/routes/registry.ts'
-import { collectShared } from '../../src/http/schema-refs.ts'
+import { collectShared } from '../../src/plugins/app/shared-schemas/refs.ts'
 import { operationNames } from '../../schemas/operations.ts'
 import { generateOpenapi, OPENAPI_FILE } from '../../scripts/openapi.ts'
 import { buildTestApp } from '../helpers/build-app.ts'

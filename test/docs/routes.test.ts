@@ -2,7 +2,8 @@
 // metrics scrape, CORS' preflight), and every registered route is served and documented: a route added beside the
 // registry, which app.ts, the document's components and the error tests would not see, fails here.
 import t from 'tap'
-import { DOCS_PREFIX, METRICS_PATH } from '../../src/http/paths.ts'
+import { METRICS_PATH } from '../../src/plugins/app/metrics/path.ts'
+import { DOCS_PREFIX } from '../../src/plugins/external/docs/prefix.ts'
 import { routeModules } from '../../src/routes/registry.ts'
 import { buildTestApp } from '../helpers/build-app.ts'
 import { servedRoutes } from '../helpers/routes.ts'

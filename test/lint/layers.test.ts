@@ -1,8 +1,9 @@
 // The lint rules that keep the layers pointing one way (eslint.config.js, docs/architecture.md): each zone of
 // import-x/no-restricted-paths fails on a deliberate violation, the imports the layer table allows pass, a route or a
-// plugin importing a value from a plugin file fails while a type passes, and an import cycle fails. The project's
-// config is copied into a temporary directory and only a few synthetic files are linted there: nothing is written
-// into the checkout, and the real tree is linted by `npm run lint`.
+// plugin importing a value from a plugin (a plugin file, or a plugin folder's index.ts) fails while a type and the
+// modules beside a plugin in its folder pass, and an import cycle fails. The project's config is copied into a
+// temporary directory and only a few synthetic files are linted there: nothing is written into the checkout, and the
+// real tree is linted by `npm run lint`.
 import t from 'tap'
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -21,11 +22,11 @@ const violations: Case[] = [
   { file: 'src/upstream/x.ts', imports: 'test/helpers/tokens.ts' },
   { file: 'schemas/x.ts', imports: 'src/upstream/client.ts' },
   { file: 'bench/x.ts', imports: 'test/helpers/tokens.ts' },
-  { file: 'src/errors.ts', imports: 'src/plugins/app/errors.ts' },
+  { file: 'src/errors.ts', imports: 'src/plugins/app/errors/index.ts' },
   { file: 'src/client-errors.ts', imports: 'src/app.ts' },
   { file: 'src/config/x.ts', imports: 'src/upstream/client.ts' },
   { file: 'src/tracing/x.ts', imports: 'src/upstream/client.ts' },
-  { file: 'src/tracing/x.ts', imports: 'src/plugins/app/metrics.ts' },
+  { file: 'src/tracing/x.ts', imports: 'src/plugins/app/metrics/path.ts' },
   { file: 'src/auth/x.ts', imports: 'src/plugins/app/auth.ts' },
   { file: 'src/upstream/contract/x.ts', imports: 'src/upstream/client.ts' },
   { file: 'src/upstream/contract/y.ts', imports: 'src/upstream/errors.ts' },
@@ -38,20 +39,27 @@ const violations: Case[] = [
   { file: 'src/profile/y.ts', imports: 'src/routes/profile.ts' },
   { file: 'src/plugins/app/x.ts', imports: 'src/routes/profile.ts' },
   { file: 'src/routes/x.ts', imports: 'src/app.ts' },
-  { file: 'src/http/x.ts', imports: 'src/plugins/app/auth.ts' },
-  { file: 'src/http/y.ts', imports: 'src/upstream/client.ts' },
   { file: 'src/metrics/x.ts', imports: 'src/auth/caller.ts' },
-  { file: 'src/upstream/w.ts', imports: 'src/http/paths.ts' },
+  { file: 'src/metrics/y.ts', imports: 'src/plugins/app/app-version/metrics.ts' },
+  { file: 'src/upstream/w.ts', imports: 'src/plugins/external/docs/prefix.ts' },
+  { file: 'src/profile/w.ts', imports: 'src/plugins/external/rate-limit/route-limits.ts' },
   { file: 'src/profile/z.ts', imports: 'src/metrics/registry.ts' }
 ]
 
 /** Value imports of a plugin file from a route or from another plugin file: each must be reported. */
 const pluginValues: Case[] = [
   { file: 'src/routes/v.ts', imports: 'src/plugins/app/auth.ts' },
-  { file: 'src/routes/w.ts', imports: 'src/plugins/external/rate-limit.ts' },
-  { file: 'src/plugins/app/v.ts', imports: 'src/plugins/app/metrics.ts' },
-  { file: 'src/plugins/app/w.ts', imports: 'src/plugins/external/docs.ts' },
-  { file: 'src/plugins/external/v.ts', imports: 'src/plugins/app/auth.ts' }
+  { file: 'src/routes/w.ts', imports: 'src/plugins/external/rate-limit/index.ts' },
+  { file: 'src/routes/feature/w.ts', imports: 'src/plugins/app/errors/index.ts' },
+  { file: 'src/plugins/app/v.ts', imports: 'src/plugins/app/drain.ts' },
+  { file: 'src/plugins/app/w.ts', imports: 'src/plugins/external/docs/index.ts' },
+  { file: 'src/plugins/app/x.ts', imports: 'src/plugins/app/errors/index.ts' },
+  { file: 'src/plugins/external/v.ts', imports: 'src/plugins/app/auth.ts' },
+  { file: 'src/plugins/app/f/v.ts', imports: 'src/plugins/app/f/index.ts' },
+  { file: 'src/plugins/app/f/w.ts', imports: 'src/plugins/app/auth.ts' },
+  { file: 'src/plugins/app/f/x.ts', imports: 'src/plugins/external/security.ts' },
+  { file: 'src/plugins/app/f/y.ts', imports: 'src/plugins/app/cache-control/index.ts' },
+  { file: 'src/plugins/app/f/z.ts', imports: 'src/plugins/external/docs/index.ts' }
 ]
 
 /** Imports the layer table allows: none may be reported by a zone. */
@@ -68,17 +76,27 @@ const allowed: Case[] = [
   { file: 'src/config/ok.ts', imports: 'src/errors.ts' },
   { file: 'src/upstream/ok.ts', imports: 'src/config/upstream.ts' },
   { file: 'src/plugins/app/ok.ts', imports: 'src/profile/flow.ts' },
-  { file: 'src/plugins/app/ok.ts', imports: 'src/http/paths.ts' },
+  { file: 'src/plugins/app/ok.ts', imports: 'src/plugins/app/metrics/path.ts' },
+  { file: 'src/plugins/app/ok.ts', imports: 'src/plugins/external/docs/prefix.ts' },
+  { file: 'src/plugins/external/ok.ts', imports: 'src/plugins/external/docs/prefix.ts' },
+  { file: 'src/plugins/app/f/index.ts', imports: 'src/plugins/app/f/module.ts' },
+  { file: 'src/plugins/app/f/index.ts', imports: 'src/plugins/app/cache-control/no-store.ts' },
+  { file: 'src/plugins/app/f/index.ts', imports: 'src/plugins/external/rate-limit/route-limits.ts' },
+  { file: 'src/plugins/app/f/index.ts', imports: 'src/metrics/registry.ts' },
+  { file: 'src/plugins/app/f/ok.ts', imports: 'src/plugins/app/auth.ts', type: true },
   { file: 'src/plugins/app/ok.ts', imports: 'src/metrics/registry.ts' },
-  { file: 'src/plugins/app/ok.ts', imports: 'src/plugins/app/metrics.ts', type: true },
+  { file: 'src/plugins/app/ok.ts', imports: 'src/plugins/app/metrics/index.ts', type: true },
   { file: 'src/plugins/external/ok.ts', imports: 'src/plugins/app/auth.ts', type: true },
   { file: 'src/plugins/external/ok.ts', imports: 'src/upstream/client.ts' },
   { file: 'src/routes/ok.ts', imports: 'src/plugins/app/auth.ts', type: true },
-  { file: 'src/routes/ok.ts', imports: 'src/http/rate-limits.ts' },
-  { file: 'src/http/ok.ts', imports: 'src/auth/caller.ts' },
-  { file: 'src/http/ok.ts', imports: 'src/config.ts' },
+  { file: 'src/routes/ok.ts', imports: 'src/plugins/external/rate-limit/route-limits.ts' },
+  { file: 'src/routes/feature/ok.ts', imports: 'src/plugins/app/errors/error-response.ts' },
+  { file: 'src/routes/feature/ok.ts', imports: 'src/plugins/app/errors/index.ts', type: true },
+  { file: 'src/plugins/app/f/ok.ts', imports: 'src/auth/caller.ts' },
+  { file: 'src/plugins/app/f/ok.ts', imports: 'src/config.ts' },
   { file: 'src/metrics/ok.ts', imports: 'src/prom.ts' },
   { file: 'src/app.ts', imports: 'src/plugins/app/auth.ts' },
+  { file: 'src/app.ts', imports: 'src/plugins/app/errors/index.ts' },
   { file: 'src/server.ts', imports: 'src/app.ts' },
   { file: 'src/app.ts', imports: 'src/routes/profile.ts' },
   { file: 'sandbox/ok.ts', imports: 'src/config.ts' }

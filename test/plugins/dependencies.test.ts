@@ -6,7 +6,7 @@ import t from 'tap'
 import Fastify, { type FastifyPluginCallback } from 'fastify'
 import app, { serverOptions, type AppOptions } from '../../src/app.ts'
 import { metricsOf } from '../../src/metrics/registry.ts'
-import metrics from '../../src/plugins/app/metrics.ts'
+import metrics from '../../src/plugins/app/metrics/index.ts'
 import { buildTestApp, testConfig } from '../helpers/build-app.ts'
 
 const METRICS_KEY = 'metrics-key-for-tests-0123456789'
@@ -16,9 +16,12 @@ interface Meta { name?: string, dependencies?: string[] }
 type Plugin = FastifyPluginCallback<any> & { [key: symbol]: Meta | undefined }
 const metaOf = (plugin: Plugin): Meta => plugin[Symbol.for('plugin-meta')] ?? {}
 
-/** Every plugin file under src/plugins/, by its fastify-plugin name. */
+/** A plugin: a file of app/ or external/, or a folder's index.ts there (the folder's other files are its modules). */
+const isPlugin = (file: string): boolean => /^[^/]+\/([^/]+|[^/]+\/index)\.ts$/.test(file)
+
+/** Every plugin under src/plugins/, by its fastify-plugin name. */
 async function pluginFiles (): Promise<Map<string, { file: string, plugin: Plugin }>> {
-  const files = readdirSync(PLUGINS, { recursive: true, encoding: 'utf8' }).filter(file => file.endsWith('.ts')).sort()
+  const files = readdirSync(PLUGINS, { recursive: true, encoding: 'utf8' }).filter(isPlugin).sort()
   const plugins = new Map<string, { file: string, plugin: Plugin }>()
   for (const file of files) {
     const plugin = (await import(new URL(file, PLUGINS).href) as { default: Plugin }).default

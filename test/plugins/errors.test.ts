@@ -2,10 +2,10 @@ import t, { type Test } from 'tap'
 import Fastify, { type FastifyError } from 'fastify'
 import { Type } from 'typebox'
 import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
-import errors from '../../src/plugins/app/errors.ts'
+import errors from '../../src/plugins/app/errors/index.ts'
 import { languageOf, languagePrefix, toErrorBody } from '../../src/error-body.ts'
 import { serverOptions } from '../../src/app.ts'
-import requestIdPlugin from '../../src/plugins/app/request-id.ts'
+import requestIdPlugin from '../../src/plugins/app/request-id/index.ts'
 import routeMethods from '../../src/plugins/app/route-methods.ts'
 import {
   AppUpdateRequiredError, BadRequestError, ClientNotFoundError, details, errorCodes, HeadersTooLargeError,

@@ -2,7 +2,7 @@
 // exceeded, so once under-pressure has taken its first sample the process stays "under pressure".
 import t from 'tap'
 import { ConfigError } from '../../src/config.ts'
-import { OVERLOADED, SHED_RETRY_AFTER_S } from '../../src/http/shedding.ts'
+import { OVERLOADED, SHED_RETRY_AFTER_S } from '../../src/plugins/external/load-shedding/shedding.ts'
 import { buildTestApp, CONSOLE_KEY, testConfig } from '../helpers/build-app.ts'
 import { bearer, hs256 } from '../helpers/tokens.ts'
 

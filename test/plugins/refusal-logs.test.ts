@@ -5,7 +5,7 @@
 // access line. 512 refused requests of each kind, the lines counted.
 import t, { type Test } from 'tap'
 import * as fx from '../../schemas/fixtures.ts'
-import { RefusalSummary } from '../../src/http/refusal-summary.ts'
+import { RefusalSummary } from '../../src/plugins/app/refusals/summary.ts'
 import { buildTestApp, CONSOLE_KEY, type TestApp } from '../helpers/build-app.ts'
 import { bearer, hs256 } from '../helpers/tokens.ts'
 import { answerOperation } from '../helpers/upstream-mock.ts'

@@ -12,7 +12,7 @@ import t from 'tap'
 import { IVANOV, PETROVA } from '../../schemas/fixtures.ts'
 import { startDev } from '../../sandbox/dev.ts'
 import { devSigningFile } from '../../sandbox/dev-secret.ts'
-import { OVERLOADED } from '../../src/http/shedding.ts'
+import { OVERLOADED } from '../../src/plugins/external/load-shedding/shedding.ts'
 
 const DEV_SCRIPT = fileURLToPath(new URL('../../sandbox/dev.ts', import.meta.url))
 const TOKEN_SCRIPT = fileURLToPath(new URL('../../scripts/token.ts', import.meta.url))

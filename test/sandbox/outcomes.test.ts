@@ -7,7 +7,7 @@ import t from 'tap'
 import { startDev, type DevRun } from '../../sandbox/dev.ts'
 import { OUTCOME_CLIENTS } from '../../sandbox/outcomes.ts'
 import { generateOpenapi, OPENAPI_FILE } from '../../scripts/openapi.ts'
-import { OVERLOADED } from '../../src/http/shedding.ts'
+import { OVERLOADED } from '../../src/plugins/external/load-shedding/shedding.ts'
 
 const PROFILE = '/api/users/profile'
 

@@ -16,7 +16,7 @@ import type { Config } from '../../config.ts'
 import {
   KEY_SET_NOT_LOADED, ServiceUnavailableError, SigningKeyPendingError, UnauthorizedError, withReason, type Detail
 } from '../../errors.ts'
-import { BEARER_CHALLENGES } from '../../http/bearer-challenges.ts'
+import { BEARER_CHALLENGES } from '../../auth/bearer-challenges.ts'
 import { metricsOf } from '../../metrics/registry.ts'
 
 /** Tolerated clock difference between the token issuer and us, for `exp` and `nbf`. */

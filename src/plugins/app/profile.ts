@@ -13,7 +13,7 @@ import { createLastKnown, type LastKnown } from '../../profile/last-known/last-k
 import { lastKnownMetrics } from '../../profile/last-known/observer.ts'
 import { profileMetrics } from '../../profile/observer.ts'
 import { routeSerializer } from '../../serializer.ts'
-import { ref } from '../../http/schema-refs.ts'
+import { ref } from './shared-schemas/refs.ts'
 import { metricsOf } from '../../metrics/registry.ts'
 
 const JSON_TYPE = 'application/json; charset=utf-8'

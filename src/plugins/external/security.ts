@@ -1,6 +1,6 @@
 // The front's exposure to browsers: helmet's headers on every answer (a strict CSP for the JSON API, one Swagger UI
 // can run under for /docs) and CORS for the configured origins only. How long and how much a client may send is
-// the server's options (src/http/server-options.ts).
+// the server's options (serverOptions in src/app.ts).
 import fp from 'fastify-plugin'
 import cors from '@fastify/cors'
 import type { IncomingMessage, ServerResponse } from 'node:http'
@@ -8,7 +8,7 @@ import type { FastifyReply } from 'fastify'
 import helmet from 'helmet'
 import { CONSOLE_KEY_HEADER } from '../../auth/key-check.ts'
 import type { Config } from '../../config.ts'
-import { DOCS_PREFIX } from '../../http/paths.ts'
+import { DOCS_PREFIX } from './docs/prefix.ts'
 
 /** The JSON API is never a document: it may load nothing and be framed by no one. */
 const API_CSP = {

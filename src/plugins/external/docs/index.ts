@@ -9,12 +9,12 @@ import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import swagger, { type SwaggerTransformObject } from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import pkg from '../../../package.json' with { type: 'json' }
-import { CONSOLE_KEY_HEADER } from '../../auth/key-check.ts'
-import type { Config } from '../../config.ts'
-import { LANGUAGE_LIST } from '../../http/error-response.ts'
-import { DOCS_PREFIX } from '../../http/paths.ts'
-import { prepareAnswer, sendPrepared, type PreparedAnswer } from '../../http/prepared-answer.ts'
+import pkg from '../../../../package.json' with { type: 'json' }
+import { CONSOLE_KEY_HEADER } from '../../../auth/key-check.ts'
+import type { Config } from '../../../config.ts'
+import { LANGUAGE_LIST } from '../../app/errors/error-response.ts'
+import { DOCS_PREFIX } from './prefix.ts'
+import { prepareAnswer, sendPrepared, type PreparedAnswer } from './prepared-answer.ts'
 
 const openapiInfo = {
   title: 'Dealer profile BFF',

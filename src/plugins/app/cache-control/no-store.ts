@@ -1,4 +1,4 @@
-// What no cache may keep (plugins/app/cache-control.ts enforces it): every error answer, and every answer of a
+// What no cache may keep (plugins/app/cache-control/ enforces it): every error answer, and every answer of a
 // route that needs credentials. A client's cache keys an answer by its URL, not by who asked, so one account's
 // answer (a 404 about its client, a 429 of its budget) would be shown to the next account of the same app.
 

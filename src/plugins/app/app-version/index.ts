@@ -8,12 +8,12 @@ import fp from 'fastify-plugin'
 import type { onRequestHookHandler, onResponseHookHandler, RouteOptions } from 'fastify'
 import { parse, type SemVer } from 'semver'
 import { Compile } from 'typebox/compile'
-import { APP_VERSION_HEADER, AppVersion } from '../../../schemas/app-version.ts'
-import type { Config } from '../../config.ts'
-import { AppUpdateRequiredError, BadRequestError, MALFORMED_APP_VERSION } from '../../errors.ts'
+import { APP_VERSION_HEADER, AppVersion } from '../../../../schemas/app-version.ts'
+import type { Config } from '../../../config.ts'
+import { AppUpdateRequiredError, BadRequestError, MALFORMED_APP_VERSION } from '../../../errors.ts'
 import {
   appVersionMetrics, createAppVersionCounts, refused, type AppVersionCounts
-} from '../../metrics/app-versions.ts'
+} from './metrics.ts'
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -1,4 +1,4 @@
-// Every answer carries `x-request-id`, the request's id (src/http/request-id.ts makes it).
+// Every answer carries `x-request-id`, the request's id (gen-req-id.ts makes it).
 import fp from 'fastify-plugin'
 
 export default fp(async function requestIdPlugin (fastify) {

@@ -5,12 +5,12 @@
 // small known set (route patterns, operation names, outcomes, sections): never a user id, login, token or key.
 // Off unless METRICS_API_KEY is set; a scrape then needs `Authorization: Bearer <METRICS_API_KEY>`.
 import fp from 'fastify-plugin'
-import { consoleKeyCheck } from '../../auth/key-check.ts'
-import type { Config } from '../../config.ts'
-import { UnauthorizedError } from '../../errors.ts'
-import { METRICS_PATH } from '../../http/paths.ts'
-import { frontMetrics } from '../../metrics/front.ts'
-import type { Metrics } from '../../metrics/registry.ts'
+import { consoleKeyCheck } from '../../../auth/key-check.ts'
+import type { Config } from '../../../config.ts'
+import { UnauthorizedError } from '../../../errors.ts'
+import { METRICS_PATH } from './path.ts'
+import { frontMetrics } from '../../../metrics/front.ts'
+import type { Metrics } from '../../../metrics/registry.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -3,10 +3,10 @@
 import fp from 'fastify-plugin'
 import underPressure from '@fastify/under-pressure'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { Config } from '../../config.ts'
-import { ServiceUnavailableError } from '../../errors.ts'
-import { summarised } from '../../http/refusal-summary.ts'
-import { OVERLOADED, SHED_RETRY_AFTER_S } from '../../http/shedding.ts'
+import type { Config } from '../../../config.ts'
+import { ServiceUnavailableError } from '../../../errors.ts'
+import { summarised } from '../../app/refusals/summary.ts'
+import { OVERLOADED, SHED_RETRY_AFTER_S } from './shedding.ts'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -32,7 +32,7 @@ export default fp<{ config: Config }>(async function loadShedding (fastify, { co
       if (url?.startsWith(HEALTH_PREFIX) === true || routeConfig.shed === false) return
       // Registered before the metrics plugin, so read at request time; null when metrics are off.
       request.server.metrics?.shed(type)
-      // One summary line per address a minute (plugins/app/refusals.ts): a line each would add to the load.
+      // One summary line per address a minute (plugins/app/refusals/): a line each would add to the load.
       request.server.refusals.count(request, { message: 'request shed', fields: { pressure: type, value } })
       reply.header('retry-after', String(SHED_RETRY_AFTER_S))
       return Promise.reject(summarised(new ServiceUnavailableError(OVERLOADED)))

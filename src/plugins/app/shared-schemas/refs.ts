@@ -1,8 +1,8 @@
-// Fastify serializes and documents with shared schemas (plugins/app/shared-schemas.ts adds them): each resource
+// Fastify serializes and documents with shared schemas (plugins/app/shared-schemas/ adds them): each resource
 // with a `$id` is added once and referenced by `$ref` elsewhere. These are the $id/$ref helpers routes, the plugins
 // and the document share.
 import type { TSchema } from 'typebox'
-import { VALUE_KEYWORDS } from '../json-schema.ts'
+import { VALUE_KEYWORDS } from '../../../json-schema.ts'
 
 /** Replaces every nested subschema that has a `$id` by a `$ref` to it; the top level keeps its own. */
 export function toRefs<T> (schema: T, top = true): T {

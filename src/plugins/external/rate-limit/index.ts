@@ -5,12 +5,12 @@
 import fp from 'fastify-plugin'
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { Config } from '../../config.ts'
-import { RateLimitedError, reasonOf, withReason } from '../../errors.ts'
-import { localStore, sharedStore } from '../../http/rate-limit-store.ts'
-import { RATE_LIMIT_WINDOW_MS } from '../../http/rate-limits.ts'
-import { summarised } from '../../http/refusal-summary.ts'
-import { metricsOf } from '../../metrics/registry.ts'
+import type { Config } from '../../../config.ts'
+import { RateLimitedError, reasonOf, withReason } from '../../../errors.ts'
+import { localStore, sharedStore } from './store.ts'
+import { RATE_LIMIT_WINDOW_MS } from './route-limits.ts'
+import { summarised } from '../../app/refusals/summary.ts'
+import { metricsOf } from '../../../metrics/registry.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {

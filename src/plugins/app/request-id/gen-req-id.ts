@@ -1,4 +1,4 @@
-// Every answer carries `x-request-id` (plugins/app/request-id.ts): the caller's own when it is well formed, a fresh
+// Every answer carries `x-request-id` (plugins/app/request-id/): the caller's own when it is well formed, a fresh
 // UUID otherwise. The same id is forwarded upstream and is on every log line of the request.
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'

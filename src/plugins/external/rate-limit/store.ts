@@ -6,7 +6,7 @@
 // every store: the package makes a store per route, so GET and its HEAD route would count apart in memory.
 import { createRequire } from 'node:module'
 import type { Redis } from 'ioredis'
-import type { SharedRedis } from '../shared-redis.ts'
+import type { SharedRedis } from '../../../shared-redis.ts'
 
 interface Counted { current: number, ttl: number }
 type Callback = (error: Error | null, result?: Counted) => void

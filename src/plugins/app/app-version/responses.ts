@@ -1,8 +1,8 @@
-// What a route that declares x-app-version answers besides its own (plugins/app/app-version.ts checks the header):
+// What a route that declares x-app-version answers besides its own (plugins/app/app-version/ checks the header):
 // the message of a malformed one, and the documented 400 and 426.
-import { APP_VERSION_HEADER } from '../../schemas/app-version.ts'
-import { AppUpdateRequiredError, BadRequestError, MALFORMED_APP_VERSION } from '../errors.ts'
-import { errorResponse } from './error-response.ts'
+import { APP_VERSION_HEADER } from '../../../../schemas/app-version.ts'
+import { AppUpdateRequiredError, BadRequestError, MALFORMED_APP_VERSION } from '../../../errors.ts'
+import { errorResponse } from '../errors/error-response.ts'
 
 /** The answers a route that declares x-app-version adds to its documented responses. */
 export const appVersionResponses = {

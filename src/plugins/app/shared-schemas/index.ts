@@ -3,8 +3,8 @@
 // from clashing in fast-json-stringify, and names the OpenAPI components after the `$id`s.
 import fp from 'fastify-plugin'
 import type { TSchema } from 'typebox'
-import { ErrorBody } from '../../../schemas/errors.ts'
-import { collectShared, toRefs } from '../../http/schema-refs.ts'
+import { ErrorBody } from '../../../../schemas/errors.ts'
+import { collectShared, toRefs } from './refs.ts'
 
 interface SharedSchemasOptions { roots: TSchema[] }
 

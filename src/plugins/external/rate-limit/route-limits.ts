@@ -1,9 +1,9 @@
-// The rate limits a route declares (plugins/external/rate-limit.ts enforces them): the profile per token `sub`, the
+// The rate limits a route declares (plugins/external/rate-limit/ enforces them): the profile per token `sub`, the
 // console per address; the keys they count under, and the headers of a 429 for the route's documentation.
 import { createHash } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'
-import { callerOf } from '../auth/caller.ts'
-import { sharedRedisConfigured, type Config } from '../config.ts'
+import { callerOf } from '../../../auth/caller.ts'
+import { sharedRedisConfigured, type Config } from '../../../config.ts'
 
 /** Every limit counts per minute. */
 export const RATE_LIMIT_WINDOW_MS = 60_000

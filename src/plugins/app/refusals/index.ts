@@ -1,9 +1,9 @@
-// `fastify.refusals`: refused requests summarised at warn (src/http/refusal-summary.ts), one line per address and
+// `fastify.refusals`: refused requests summarised at warn (summary.ts), one line per address and
 // kind per minute with the count, instead of a line each: past a limit (429) and under load shedding (503).
 import fp from 'fastify-plugin'
 import type { FastifyRequest } from 'fastify'
-import { RefusalSummary } from '../../http/refusal-summary.ts'
-import { RATE_LIMIT_WINDOW_MS } from '../../http/rate-limits.ts'
+import { RefusalSummary } from './summary.ts'
+import { RATE_LIMIT_WINDOW_MS } from '../../external/rate-limit/route-limits.ts'
 
 /** What a summary line says of its refusals, beside the address and the count. */
 interface Refusal { message: string, fields?: Record<string, unknown> }

@@ -1,8 +1,8 @@
 // `Cache-Control: no-store` on every error answer of every route (the not-found handler's, a 429 and a shed 503
 // included) and on every answer of a route that needs credentials (its schema's `security`, or `config.private`),
-// set when the answer is sent, so that no path to an answer escapes it (src/http/cache-control.ts says why).
+// set when the answer is sent, so that no path to an answer escapes it (no-store.ts says why).
 import fp from 'fastify-plugin'
-import { forbidsStoring, needsCredentials, NO_STORE } from '../../http/cache-control.ts'
+import { forbidsStoring, needsCredentials, NO_STORE } from './no-store.ts'
 
 declare module 'fastify' {
   interface FastifyContextConfig {

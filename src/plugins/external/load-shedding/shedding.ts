@@ -1,4 +1,4 @@
-// What a shed request is told (plugins/external/load-shedding.ts sheds): its message and when to retry, and the
+// What a shed request is told (plugins/external/load-shedding/ sheds): its message and when to retry, and the
 // header a route documents for it.
 
 /** Seconds a shed client is told to wait. */

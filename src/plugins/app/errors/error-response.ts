@@ -1,11 +1,11 @@
 // A documented error answer: the shared ErrorBody, with one example per error as the error handler renders it and
 // the Content-Language and the Cache-Control every error answer carries.
 import type { FastifyError } from 'fastify'
-import { ErrorBody } from '../../schemas/errors.ts'
-import { toErrorBody } from '../error-body.ts'
-import { languages } from '../errors.ts'
-import { noStoreHeader } from './cache-control.ts'
-import { ref } from './schema-refs.ts'
+import { ErrorBody } from '../../../../schemas/errors.ts'
+import { toErrorBody } from '../../../error-body.ts'
+import { languages } from '../../../errors.ts'
+import { noStoreHeader } from '../cache-control/no-store.ts'
+import { ref } from '../shared-schemas/refs.ts'
 
 interface ResponseHeader { type: 'string', description: string, examples?: string[], enum?: string[] }
 

@@ -1,4 +1,4 @@
-// Deprecated routes and fields, declared in the route's schema and nowhere else (plugins/app/deprecation.ts marks
+// Deprecated routes and fields, declared in the route's schema and nowhere else (plugins/app/deprecation/ marks
 // their answers and counts their calls): a route spreads deprecated() into its schema, a field has `deprecated: true`
 // in its TypeBox options.
 import type { RouteOptions } from 'fastify'

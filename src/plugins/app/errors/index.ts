@@ -2,9 +2,9 @@
 // stable code, its message in the caller's language, and for 5xx a message that says what failed without internals.
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import { languageOf, toErrorBody } from '../../error-body.ts'
-import { MethodNotAllowedError, NotFoundError, type Language } from '../../errors.ts'
-import { isSummarised } from '../../http/refusal-summary.ts'
+import { languageOf, toErrorBody } from '../../../error-body.ts'
+import { MethodNotAllowedError, NotFoundError, type Language } from '../../../errors.ts'
+import { isSummarised } from '../refusals/summary.ts'
 
 /** Content-Language of an error answer, and Vary so that a cache keeps one answer per language. */
 function languageHeaders (reply: FastifyReply, language: Language): void {
@@ -30,7 +30,7 @@ async function errorsPlugin (fastify: import('fastify').FastifyInstance, { defau
     // Headers the error itself carries (as Fastify's own handler honours): an open breaker's Retry-After.
     const headers = (error as { headers?: Record<string, string> }).headers
     if (headers !== undefined && body.statusCode === error.statusCode) reply.headers(headers)
-    // A refusal past a limit or under load shedding is counted in a summary line instead (plugins/app/refusals.ts);
+    // A refusal past a limit or under load shedding is counted in a summary line instead (plugins/app/refusals/);
     // the access line (at info) still records the request.
     if (!isSummarised(error)) {
       if (body.statusCode >= 500) request.log.error({ err: error, code: body.code }, 'request failed')

@@ -7,8 +7,8 @@
 import fp from 'fastify-plugin'
 import type { onResponseHookHandler, onSendHookHandler } from 'fastify'
 import type { Registry } from 'prom-client'
-import { deprecatedFields, deprecationHeaders } from '../../http/deprecation.ts'
-import { refused } from '../../metrics/app-versions.ts'
+import { deprecatedFields, deprecationHeaders } from './deprecated.ts'
+import { refused } from '../app-version/metrics.ts'
 
 /** The `part` label of a call to a deprecated route (a deprecated field's is its JSON pointer, array items as *). */
 const ROUTE_PART = 'route'
