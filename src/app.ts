@@ -39,7 +39,7 @@ import upstream from './plugins/app/upstream.ts'
 import { withTraceLogFields } from './tracing/log-fields.ts'
 import serverSpans from './tracing/server-spans.ts'
 import { activeTracer } from './tracing/tracer.ts'
-import { LIVE_PATH, READY_PATH } from './routes/health.ts'
+import { LIVE_PATH, READY_PATH } from './routes/health/route.ts'
 import { routeModules } from './routes/registry.ts'
 
 /** What the instance is made with, beside the configuration. */

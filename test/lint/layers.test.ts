@@ -35,8 +35,8 @@ const violations: Case[] = [
   { file: 'src/upstream/z.ts', imports: 'src/auth/caller.ts' },
   { file: 'src/upstream/y.ts', imports: 'src/profile/flow.ts' },
   { file: 'src/profile/x.ts', imports: 'src/plugins/app/auth.ts' },
-  { file: 'src/profile/y.ts', imports: 'src/routes/profile.ts' },
-  { file: 'src/plugins/app/x.ts', imports: 'src/routes/profile.ts' },
+  { file: 'src/profile/y.ts', imports: 'src/routes/profile/route.ts' },
+  { file: 'src/plugins/app/x.ts', imports: 'src/routes/profile/route.ts' },
   { file: 'src/routes/x.ts', imports: 'src/app.ts' },
   { file: 'src/http/x.ts', imports: 'src/plugins/app/auth.ts' },
   { file: 'src/http/y.ts', imports: 'src/upstream/client.ts' },
@@ -80,7 +80,7 @@ const allowed: Case[] = [
   { file: 'src/metrics/ok.ts', imports: 'src/prom.ts' },
   { file: 'src/app.ts', imports: 'src/plugins/app/auth.ts' },
   { file: 'src/server.ts', imports: 'src/app.ts' },
-  { file: 'src/app.ts', imports: 'src/routes/profile.ts' },
+  { file: 'src/app.ts', imports: 'src/routes/profile/route.ts' },
   { file: 'sandbox/ok.ts', imports: 'src/config.ts' }
 ]
 

@@ -1,4 +1,4 @@
-// The request console's calls, for its route (routes/console.ts) to spread into its options: the operator's key
+// The request console's calls, for its route (routes/console/route.ts) to spread into its options: the operator's key
 // checked before the body is read, the body validated against the one variant the operator meant, the exchange run
 // past the breaker and shown redacted, and one audit line per call and per refused key, whatever its end; past a
 // limit (429), one summary record per operator (or address, without a valid key) a minute, with the count.

@@ -2,12 +2,12 @@
 // route (standard-answers.ts), each error's example as the error handler renders it.
 import type {} from '@fastify/swagger'
 import { Type } from 'typebox'
-import { Profile } from '../../schemas/profile.ts'
-import type { Config } from '../config.ts'
-import { ClientNotFoundError } from '../errors.ts'
-import { errorResponse } from '../http/error-response.ts'
-import { ref } from '../http/schema-refs.ts'
-import { appRoute } from './standard-answers.ts'
+import { Profile } from '../../../schemas/profile.ts'
+import type { Config } from '../../config.ts'
+import { ClientNotFoundError } from '../../errors.ts'
+import { errorResponse } from '../../http/error-response.ts'
+import { ref } from '../../http/schema-refs.ts'
+import { appRoute } from '../standard-answers.ts'
 
 const description = 'The profile of the client the bearer token names (claims `sub`, `login`, `vendor`); ' +
   `nothing in the

@@ -3,11 +3,11 @@
 // answer at all (timeout, unreachable, refused redirect) is an error of the console. The key check, the
 // body's validation, the audit and the redaction are `fastify.consoleCalls` (plugins/app/console-calls.ts).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { ConsoleAnswer, ConsoleRequest } from '../../schemas/console.ts'
-import type { Config } from '../config.ts'
-import { consoleRateLimit } from '../http/rate-limits.ts'
-import { CONSOLE_BODY_LIMIT, consoleRouteSchema } from './console-schema.ts'
-import type { RouteModule } from './route-module.ts'
+import { ConsoleAnswer, ConsoleRequest } from '../../../schemas/console.ts'
+import type { Config } from '../../config.ts'
+import { consoleRateLimit } from '../../http/rate-limits.ts'
+import { CONSOLE_BODY_LIMIT, consoleRouteSchema } from './schema.ts'
+import type { RouteModule } from '../route-module.ts'
 
 const consoleRoute: FastifyPluginAsyncTypebox<{ config: Config }> = async (fastify, { config }) => {
   const calls = fastify.consoleCalls

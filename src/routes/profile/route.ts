@@ -3,13 +3,13 @@
 // An If-None-Match naming the answer's tag is 304 without a body (docs/api.md, Conditional requests).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import fresh from 'fresh'
-import { Profile } from '../../schemas/profile.ts'
-import { callerOf } from '../auth/caller.ts'
-import type { Config } from '../config.ts'
-import { profileRateLimit } from '../http/rate-limits.ts'
-import { profileRouteSchema } from './profile-schema.ts'
-import type { RouteModule } from './route-module.ts'
-import { APP_ROUTE_CODES } from './standard-answers.ts'
+import { Profile } from '../../../schemas/profile.ts'
+import { callerOf } from '../../auth/caller.ts'
+import type { Config } from '../../config.ts'
+import { profileRateLimit } from '../../http/rate-limits.ts'
+import { profileRouteSchema } from './schema.ts'
+import type { RouteModule } from '../route-module.ts'
+import { APP_ROUTE_CODES } from '../standard-answers.ts'
 
 /** True when If-None-Match is `*` or lists `etag`, by weak comparison (RFC 9110 13.1.2); malformed tags never match. */
 function unchanged (ifNoneMatch: string | undefined, etag: string): boolean {
