@@ -19,7 +19,6 @@ import appVersion from './plugins/app/app-version.ts'
 import auth from './plugins/app/auth.ts'
 import cacheControl from './plugins/app/cache-control.ts'
 import compression from './plugins/external/compress.ts'
-import consoleCalls from './plugins/app/console-calls.ts'
 import deprecation from './plugins/app/deprecation.ts'
 import docs, { type DescribeDocument } from './plugins/external/docs.ts'
 import drain from './plugins/app/drain.ts'
@@ -153,7 +152,6 @@ export default async function app (fastify: FastifyInstance, opts: AppOptions): 
     ...(opts.breakerNow === undefined ? {} : { breakerNow: opts.breakerNow })
   })
   await fastify.register(profilePlugin, { config, ...(opts.now === undefined ? {} : { now: opts.now }) })
-  await fastify.register(consoleCalls, { config })
 
   // In the registry's order, which is the document's: a new route module is appended there.
   for (const route of routeModules) await fastify.register(route.plugin, { config })
