@@ -25,6 +25,7 @@ import drain from './plugins/app/drain.ts'
 import errors from './plugins/app/errors.ts'
 import loadShedding from './plugins/external/load-shedding.ts'
 import metrics from './plugins/app/metrics.ts'
+import personalRoutes from './routes/personal.ts'
 import pipelining from './plugins/app/pipelining.ts'
 import profilePlugin from './plugins/app/profile.ts'
 import refusals from './plugins/app/refusals.ts'
@@ -137,6 +138,8 @@ export default async function app (fastify: FastifyInstance, opts: AppOptions): 
   // The registry, before the plugins whose sources put their metrics on it (they declare it a dependency).
   await fastify.register(metrics, { config })
   await fastify.register(redis, { config })
+  // Before the limits: its onRoute hook gives a personal route the per-client limit the limits' hook then reads.
+  await fastify.register(personalRoutes, { config })
   await fastify.register(rateLimits, { config })
   await fastify.register(sharedSchemas, { roots: routeModules.flatMap(route => route.schemas) })
   await fastify.register(docs, {
