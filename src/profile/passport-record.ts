@@ -12,12 +12,12 @@ import { upstreamError } from '../upstream/errors.ts'
 import type { LastKnown } from './last-known/last-known.ts'
 
 /** The passport's answer about the caller, before its rules are applied. */
-export type PassportAnswer = CallResult<'passport.get_client'>
+type PassportAnswer = CallResult<'passport.get_client'>
 
 /** The passport's record of a client (the `Client` schema of schemas/passport.ts). */
 export type PassportRecord = ResponseOf<'passport.get_client'>
 
-export interface LookupOptions {
+interface LookupOptions {
   /** The inbound request's tracing headers (`fastify.upstream.forwardedHeaders`). */
   headers: TracingHeaders
   /** The caller leaving, or a budget of the caller's own: the lookup ends with it. */

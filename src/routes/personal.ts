@@ -13,7 +13,7 @@ import { perClientRateLimit } from '../http/rate-limits.ts'
 import { appRoute } from './standard-answers.ts'
 
 /** What a personal route declares: the upstream operation its standard error answers name. */
-export interface PersonalRoute {
+interface PersonalRoute {
   operation: OperationName
   /** What its 429 counts, when not `requests to this route for this client (token \`sub\`)`. */
   counts?: string

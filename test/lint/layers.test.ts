@@ -38,6 +38,8 @@ const violations: Case[] = [
   { file: 'src/profile/y.ts', imports: 'src/routes/profile/route.ts' },
   { file: 'src/plugins/app/x.ts', imports: 'src/routes/profile/route.ts' },
   { file: 'src/routes/x.ts', imports: 'src/app.ts' },
+  { file: 'src/routes/feature/x.ts', imports: 'src/app.ts' },
+  { file: 'src/plugins/app/y.ts', imports: 'src/routes/personal.ts' },
   { file: 'src/http/x.ts', imports: 'src/plugins/app/auth.ts' },
   { file: 'src/http/y.ts', imports: 'src/upstream/client.ts' },
   { file: 'src/metrics/x.ts', imports: 'src/auth/caller.ts' },
@@ -49,6 +51,7 @@ const violations: Case[] = [
 const pluginValues: Case[] = [
   { file: 'src/routes/v.ts', imports: 'src/plugins/app/auth.ts' },
   { file: 'src/routes/w.ts', imports: 'src/plugins/external/rate-limit.ts' },
+  { file: 'src/routes/feature/v.ts', imports: 'src/plugins/app/auth.ts' },
   { file: 'src/plugins/app/v.ts', imports: 'src/plugins/app/metrics.ts' },
   { file: 'src/plugins/app/w.ts', imports: 'src/plugins/external/docs.ts' },
   { file: 'src/plugins/external/v.ts', imports: 'src/plugins/app/auth.ts' }
@@ -75,6 +78,7 @@ const allowed: Case[] = [
   { file: 'src/plugins/external/ok.ts', imports: 'src/upstream/client.ts' },
   { file: 'src/routes/ok.ts', imports: 'src/plugins/app/auth.ts', type: true },
   { file: 'src/routes/ok.ts', imports: 'src/http/rate-limits.ts' },
+  { file: 'src/routes/feature/ok.ts', imports: 'src/routes/standard-answers.ts' },
   { file: 'src/http/ok.ts', imports: 'src/auth/caller.ts' },
   { file: 'src/http/ok.ts', imports: 'src/config.ts' },
   { file: 'src/metrics/ok.ts', imports: 'src/prom.ts' },

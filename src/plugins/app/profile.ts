@@ -25,7 +25,7 @@ const JSON_TYPE = 'application/json; charset=utf-8'
  * A profile as a route sends it: its serialized JSON and their entity tag, made once per load and shared read-only
  * by the requests of that load; the headers' facts beside them.
  */
-export interface AnsweredProfile extends Pick<LoadedProfile, 'degraded' | 'stale' | 'age' | 'freshness'> {
+interface AnsweredProfile extends Pick<LoadedProfile, 'degraded' | 'stale' | 'age' | 'freshness'> {
   body: Buffer
   /** A strong ETag, quotes included: the same bytes, whatever the encoding they are sent in, give the same tag. */
   etag: string
