@@ -25,7 +25,7 @@ const JSON_TYPE = 'application/json; charset=utf-8'
  * A profile as a route sends it: its serialized JSON and their entity tag, made once per load and shared read-only
  * by the requests of that load; the headers' facts beside them.
  */
-interface AnsweredProfile extends Pick<LoadedProfile, 'degraded' | 'stale' | 'age' | 'freshness'> {
+interface ProfileResponse extends Pick<LoadedProfile, 'degraded' | 'stale' | 'age' | 'freshness'> {
   body: Buffer
   /** A strong ETag, quotes included: the same bytes, whatever the encoding they are sent in, give the same tag. */
   etag: string
@@ -33,7 +33,7 @@ interface AnsweredProfile extends Pick<LoadedProfile, 'degraded' | 'stale' | 'ag
 
 interface ProfileService {
   /** The caller's profile for this request (a FastifyRequest): shared with the requests of the caller in flight. */
-  answer (caller: Caller, request: ProfileRequest): Promise<AnsweredProfile>
+  answer (caller: Caller, request: ProfileRequest): Promise<ProfileResponse>
   /** The caller's last good profiles; null when copies are off. */
   readonly lastKnown: LastKnown | null
 }
@@ -85,25 +85,25 @@ export default fp<ProfilePluginOptions>(async function profilePlugin (fastify, {
   const serialize = routeSerializer(ref(Profile), fastify.getSchemas())
   const tags = entityTags(config)
   // Every request of a load gets the same LoadedProfile: the first to go on serializes and tags it, the others find it.
-  const answered = new WeakMap<LoadedProfile, AnsweredProfile>()
+  const responses = new WeakMap<LoadedProfile, ProfileResponse>()
 
-  function answerOf (caller: Caller, loaded: LoadedProfile): AnsweredProfile {
-    let answer = answered.get(loaded)
-    if (answer !== undefined) return answer
+  function responseOf (caller: Caller, loaded: LoadedProfile): ProfileResponse {
+    let response = responses.get(loaded)
+    if (response !== undefined) return response
     const body = serialize(loaded.profile)
     // Hashed once: the tag, and the memory store's check whether the copy it holds changed.
     const digest = tags.digest(body)
     const { degraded, stale, age, freshness, keep } = loaded
-    answer = { body, etag: tags.tag(digest), degraded, stale, age, freshness }
-    answered.set(loaded, answer)
-    // After the answer has gone (the route sends it in the microtasks that follow), once per load; the closure holds
+    response = { body, etag: tags.tag(digest), degraded, stale, age, freshness }
+    responses.set(loaded, response)
+    // After the response has gone (the route sends it in the microtasks that follow), once per load; the closure holds
     // the bytes only, not the composed profile, which would otherwise outlive the request.
     if (keep !== undefined && lastKnown !== null) setImmediate(() => { lastKnown.write(caller, keep, body, digest) })
-    return answer
+    return response
   }
 
   fastify.decorate('profile', {
-    answer: async (caller: Caller, request: ProfileRequest) => answerOf(caller, await profileOf(caller, request)),
+    answer: async (caller: Caller, request: ProfileRequest) => responseOf(caller, await profileOf(caller, request)),
     lastKnown
   })
   fastify.decorate('passport', passport)
