@@ -21,13 +21,13 @@ import appVersion from './plugins/app/app-version/index.ts'
 import auth from './plugins/app/auth.ts'
 import cacheControl from './plugins/app/cache-control/index.ts'
 import compression from './plugins/external/compress.ts'
-import consoleCalls from './plugins/app/console-calls.ts'
 import deprecation from './plugins/app/deprecation/index.ts'
 import docs, { type DescribeDocument } from './plugins/external/docs/index.ts'
 import drain from './plugins/app/drain.ts'
 import errors from './plugins/app/errors/index.ts'
 import loadShedding from './plugins/external/load-shedding/index.ts'
 import metrics from './plugins/app/metrics/index.ts'
+import personalRoutes from './routes/personal.ts'
 import pipelining from './plugins/app/pipelining.ts'
 import profilePlugin from './plugins/app/profile.ts'
 import refusals from './plugins/app/refusals/index.ts'
@@ -41,7 +41,7 @@ import upstream from './plugins/app/upstream.ts'
 import { withTraceLogFields } from './tracing/log-fields.ts'
 import serverSpans from './tracing/server-spans.ts'
 import { activeTracer } from './tracing/tracer.ts'
-import { LIVE_PATH, READY_PATH } from './routes/health.ts'
+import { LIVE_PATH, READY_PATH } from './routes/health/route.ts'
 import { routeModules } from './routes/registry.ts'
 
 /** What the instance is made with, beside the configuration. */
@@ -165,6 +165,8 @@ export default async function app (fastify: FastifyInstance, opts: AppOptions): 
   // The registry, before the plugins whose sources put their metrics on it (they declare it a dependency).
   await fastify.register(metrics, { config })
   await fastify.register(redis, { config })
+  // Before the limits: its onRoute hook gives a personal route the per-client limit the limits' hook then reads.
+  await fastify.register(personalRoutes, { config })
   await fastify.register(rateLimits, { config })
   await fastify.register(sharedSchemas, { roots: routeModules.flatMap(route => route.schemas) })
   await fastify.register(docs, {
@@ -180,7 +182,6 @@ export default async function app (fastify: FastifyInstance, opts: AppOptions): 
     ...(opts.breakerNow === undefined ? {} : { breakerNow: opts.breakerNow })
   })
   await fastify.register(profilePlugin, { config, ...(opts.now === undefined ? {} : { now: opts.now }) })
-  await fastify.register(consoleCalls, { config })
 
   // In the registry's order, which is the document's: a new route module is appended there.
   for (const route of routeModules) await fastify.register(route.plugin, { config })

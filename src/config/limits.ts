@@ -3,7 +3,8 @@ import { Type } from 'typebox'
 import { PerMinute } from './kinds.ts'
 
 export const LimitsConfigSchema = Type.Object({
-  RATE_LIMIT_PROFILE_PER_MINUTE: PerMinute(120, 'Profile requests per client (token sub) per minute.'),
+  RATE_LIMIT_PROFILE_PER_MINUTE: PerMinute(120,
+    'Requests per client (token sub) per minute on each personal route (the profile), each route counting apart.'),
   RATE_LIMIT_CONSOLE_PER_MINUTE: PerMinute(30, 'Console requests per caller address per minute.'),
   RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: PerMinute(30, 'Credentials that fail verification (401) per caller address ' +
     'per minute; past it, such credentials get 429 (a valid credential is always served, and a token whose ' +

@@ -3,14 +3,14 @@
 // cannot be had, the client's last-known copy stands in (last-known/), within the same budget.
 import type { FastifyBaseLogger } from 'fastify'
 import { degradableSections, type DegradedSection, type Profile, type StaleSection } from '../../schemas/profile.ts'
-import { ClientNotFoundError } from '../errors.ts'
 import type { Caller } from '../auth/caller.ts'
 import type { CallOptions, TracingHeaders, UpstreamClient } from '../upstream/client.ts'
-import { isUpstreamError, upstreamError } from '../upstream/errors.ts'
+import { isUpstreamError } from '../upstream/errors.ts'
 import { assemble, contractorSection, discountSection, type DealerSections, type ProfileComposer } from './compose.ts'
 import { oldestOf } from './last-known/entry.ts'
 import type { LastKnown, LastKnownEntry, SectionTimes } from './last-known/last-known.ts'
 import type { ProfileObserver } from './observer.ts'
+import type { PassportRecord, PassportRecords } from './passport-record.ts'
 
 /** Where an answer's data came from: the upstream, partly the copy, or all a copy within PROFILE_FRESH_S. */
 type Freshness = 'fresh' | 'stale' | 'cached'
@@ -37,6 +37,8 @@ export interface LoadContext {
   lastKnown: LastKnown | null
   /** Told of each section a copy stands in for. */
   observer: ProfileObserver
+  /** The caller's passport record and its rules. */
+  passport: PassportRecords
 }
 
 /** Why each dealer section failed (a failure reason), for the sections that did. */
@@ -57,7 +59,7 @@ export async function loadProfile (ctx: LoadContext, caller: Caller, headers: Tr
   }, budgetMs)
   timer.unref()
   const signal = run.signal
-  // Who the calls are for: the breakers bound this caller's share by `id`; failures redact its `login`.
+  // Who the dealer calls are for: the breakers bound this caller's share by `id`; failures redact its `login`.
   const who = { id: caller.uid_client, login: caller.login }
   try {
     // Only with PROFILE_FRESH_S: otherwise the fresh path never waits on the store.
@@ -68,8 +70,8 @@ export async function loadProfile (ctx: LoadContext, caller: Caller, headers: Tr
     }
     let passport
     try {
-      passport = await upstream.call('passport.get_client',
-        { vendor: caller.vendor, login: caller.login, uid_client: caller.uid_client }, { headers, signal, caller: who })
+      // Under the run's signal, which the budget aborts.
+      passport = await ctx.passport.lookup(caller, { headers, signal })
     } catch (error) {
       // Only an upstream failure; a bug of ours is not hidden behind yesterday's profile.
       if (lastKnown === null || !isUpstreamError(error)) throw error
@@ -80,24 +82,16 @@ export async function loadProfile (ctx: LoadContext, caller: Caller, headers: Tr
         'profile answered from the last-known copy')
       return fromCopy(lastKnown, observer, servable, error.reason)
     }
-    if (passport.kind === 'not_found') {
-      // The account is gone: so is its copy.
-      lastKnown?.forget(caller)
-      throw new ClientNotFoundError()
-    }
-    // Another client's record must never reach this caller, whatever the upstream does.
-    if (passport.value.uid_client.toUpperCase() !== caller.uid_client) {
-      lastKnown?.forget(caller)
-      const { operation, status, redirects, duration_ms: duration } = passport.exchange
-      throw upstreamError('contract', { operation, status, redirects, duration_ms: duration })
-    }
+    // CLIENT_NOT_FOUND, or another client's record refused: the copy is forgotten and nothing stands in for it.
+    let record: PassportRecord | undefined = ctx.passport.accept(caller, passport)
+    passport = undefined
     // The dealers get what is left of the budget; when nothing is, they fail at once and are degraded.
     const dealers = loadDealerSections(upstream, caller.uid_client,
       { headers, signal, timeoutMs: Math.max(1, remaining()), caller: who }, log)
     // Composed while the dealer calls are out, and the passport answer let go: what the profile does not keep of it
     // dies young instead of living through the dealer calls (every await keeps this function's variables).
-    const part = ctx.composer.passportPart(passport.value)
-    passport = undefined
+    const part = ctx.composer.passportPart(record)
+    record = undefined
     const { sections, failures } = await dealers
     if (lastKnown === null) return loaded(assemble(part, sections, []), 'fresh')
 

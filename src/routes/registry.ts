@@ -4,9 +4,9 @@
 // alphabetical order, which moved the existing paths and components whenever a route was added. The tests
 // (test/docs/errors.test.ts, test/docs/routes.test.ts) read the routes' answers here. A module's default export is
 // its RouteModule (route-module.ts).
-import requestConsole from './console.ts'
-import health from './health.ts'
-import profile from './profile.ts'
+import requestConsole from './console/route.ts'
+import health from './health/route.ts'
+import profile from './profile/route.ts'
 import type { RouteModule } from './route-module.ts'
 
 export const routeModules: readonly RouteModule[] = [health, profile, requestConsole]

@@ -36,9 +36,11 @@ const violations: Case[] = [
   { file: 'src/upstream/z.ts', imports: 'src/auth/caller.ts' },
   { file: 'src/upstream/y.ts', imports: 'src/profile/flow.ts' },
   { file: 'src/profile/x.ts', imports: 'src/plugins/app/auth.ts' },
-  { file: 'src/profile/y.ts', imports: 'src/routes/profile.ts' },
-  { file: 'src/plugins/app/x.ts', imports: 'src/routes/profile.ts' },
+  { file: 'src/profile/y.ts', imports: 'src/routes/profile/route.ts' },
+  { file: 'src/plugins/app/x.ts', imports: 'src/routes/profile/route.ts' },
   { file: 'src/routes/x.ts', imports: 'src/app.ts' },
+  { file: 'src/routes/feature/x.ts', imports: 'src/app.ts' },
+  { file: 'src/plugins/app/y.ts', imports: 'src/routes/personal.ts' },
   { file: 'src/metrics/x.ts', imports: 'src/auth/caller.ts' },
   { file: 'src/metrics/y.ts', imports: 'src/plugins/app/app-version/metrics.ts' },
   { file: 'src/upstream/w.ts', imports: 'src/plugins/external/docs/prefix.ts' },
@@ -59,7 +61,8 @@ const pluginValues: Case[] = [
   { file: 'src/plugins/app/f/w.ts', imports: 'src/plugins/app/auth.ts' },
   { file: 'src/plugins/app/f/x.ts', imports: 'src/plugins/external/security.ts' },
   { file: 'src/plugins/app/f/y.ts', imports: 'src/plugins/app/cache-control/index.ts' },
-  { file: 'src/plugins/app/f/z.ts', imports: 'src/plugins/external/docs/index.ts' }
+  { file: 'src/plugins/app/f/z.ts', imports: 'src/plugins/external/docs/index.ts' },
+  { file: 'src/routes/feature/v.ts', imports: 'src/plugins/app/auth.ts' }
 ]
 
 /** Imports the layer table allows: none may be reported by a zone. */
@@ -94,11 +97,12 @@ const allowed: Case[] = [
   { file: 'src/routes/feature/ok.ts', imports: 'src/plugins/app/errors/index.ts', type: true },
   { file: 'src/plugins/app/f/ok.ts', imports: 'src/auth/caller.ts' },
   { file: 'src/plugins/app/f/ok.ts', imports: 'src/config.ts' },
+  { file: 'src/routes/feature/ok.ts', imports: 'src/routes/standard-answers.ts' },
   { file: 'src/metrics/ok.ts', imports: 'src/prom.ts' },
   { file: 'src/app.ts', imports: 'src/plugins/app/auth.ts' },
   { file: 'src/app.ts', imports: 'src/plugins/app/errors/index.ts' },
   { file: 'src/server.ts', imports: 'src/app.ts' },
-  { file: 'src/app.ts', imports: 'src/routes/profile.ts' },
+  { file: 'src/app.ts', imports: 'src/routes/profile/route.ts' },
   { file: 'sandbox/ok.ts', imports: 'src/config.ts' }
 ]
 

@@ -34,3 +34,32 @@ t.test('with both windows at 0 the plugin holds no store', async t => {
   t.equal(app.profile.lastKnown, null)
   t.equal(typeof app.profile.answer, 'function')
 })
+
+t.test('requests sharing a load share its bytes and tag: serialized and hashed once per load, not per request',
+  async t => {
+    const { app, agent, upstream } = await buildTestApp(t)
+    answerOperations(upstream, {
+      // Slow enough that the second request joins the first one's load.
+      'passport.get_client': { status: 200, body: fx.passportFound, delay: 50 },
+      'dealer.discount': { status: 200, body: fx.discountWithBonuses },
+      'dealer.client': { status: 200, body: fx.contractorResult }
+    })
+    const request = (id: string) => ({ id, headers: {}, log: app.log, signal: new AbortController().signal })
+    const [first, second] = await Promise.all([
+      app.profile.answer(fx.IVANOV, request('first')),
+      app.profile.answer(fx.IVANOV, request('second'))
+    ])
+    agent.assertNoPendingInterceptors()
+    t.equal(first.body, second.body, 'the same bytes, not equal ones')
+    t.equal(first.etag, second.etag)
+    t.equal(first, second, 'one response for the load')
+
+    answerOperations(upstream, {
+      'passport.get_client': { status: 200, body: fx.passportFound },
+      'dealer.discount': { status: 200, body: fx.discountWithBonuses },
+      'dealer.client': { status: 200, body: fx.contractorResult }
+    })
+    const later = await app.profile.answer(fx.IVANOV, request('later'))
+    t.not(later.body, first.body, 'a new load serializes anew')
+    t.equal(later.etag, first.etag, 'the same profile, the same tag')
+  })

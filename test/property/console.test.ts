@@ -5,7 +5,7 @@
 import fc from 'fast-check'
 import t from 'tap'
 import { seededClients } from '../../sandbox/seed.ts'
-import { CONSOLE_BODY_LIMIT } from '../../src/routes/console-schema.ts'
+import { CONSOLE_BODY_LIMIT } from '../../src/routes/console/schema.ts'
 import { operationNames } from '../../schemas/operations.ts'
 import { IVANOV } from '../../schemas/fixtures.ts'
 import { operations } from '../../schemas/operations.ts'

@@ -1,26 +1,39 @@
-// The profile as a decorator: `fastify.profile`, the flow (src/profile/flow.ts) over the app's upstream client
-// and the caller's last-known copies (src/profile/last-known/), made once per app and released when it closes.
-// The route authenticates, asks it and sets headers; the flow serializes once per load with the route's schema,
-// and `reply.sendSerialized` sends those bytes, or `reply.sendNotModified` a 304 when the app holds them already.
+// The profile as a decorator: `fastify.profile`, the flow (src/profile/flow.ts) over the app's upstream client and
+// the caller's last-known copies (src/profile/last-known/), and `fastify.passport`, the caller's passport record
+// (src/profile/passport-record.ts) for any route over the passport; made once per app, released when it closes.
+// The flow answers the profile; this plugin serializes it with the route's schema and tags it, once per load, and
+// `reply.sendSerialized` sends those bytes, or `reply.sendNotModified` a 304 when the app holds them already.
 import fp from 'fastify-plugin'
 import type { FastifyReply } from 'fastify'
 import { Profile } from '../../../schemas/profile.ts'
 import type { Caller } from '../../auth/caller.ts'
 import type { Config } from '../../config.ts'
 import { entityTags } from '../../profile/entity-tag.ts'
-import { createProfileFlow, type AnsweredProfile, type ProfileRequest } from '../../profile/flow.ts'
+import { createProfileFlow, type ProfileRequest } from '../../profile/flow.ts'
 import { createLastKnown, type LastKnown } from '../../profile/last-known/last-known.ts'
 import { lastKnownMetrics } from '../../profile/last-known/observer.ts'
+import type { LoadedProfile } from '../../profile/load.ts'
 import { profileMetrics } from '../../profile/observer.ts'
+import { createPassportRecords, type PassportRecords } from '../../profile/passport-record.ts'
 import { routeSerializer } from '../../serializer.ts'
 import { ref } from './shared-schemas/refs.ts'
 import { metricsOf } from '../../metrics/registry.ts'
 
 const JSON_TYPE = 'application/json; charset=utf-8'
 
+/**
+ * A profile as a route sends it: its serialized JSON and their entity tag, made once per load and shared read-only
+ * by the requests of that load; the headers' facts beside them.
+ */
+interface ProfileResponse extends Pick<LoadedProfile, 'degraded' | 'stale' | 'age' | 'freshness'> {
+  body: Buffer
+  /** A strong ETag, quotes included: the same bytes, whatever the encoding they are sent in, give the same tag. */
+  etag: string
+}
+
 interface ProfileService {
-  /** The caller's profile for this request: shared with the requests of the same caller in flight. */
-  answer (caller: Caller, request: ProfileRequest): Promise<AnsweredProfile>
+  /** The caller's profile for this request (a FastifyRequest): shared with the requests of the caller in flight. */
+  answer (caller: Caller, request: ProfileRequest): Promise<ProfileResponse>
   /** The caller's last good profiles; null when copies are off. */
   readonly lastKnown: LastKnown | null
 }
@@ -28,6 +41,8 @@ interface ProfileService {
 declare module 'fastify' {
   interface FastifyInstance {
     profile: ProfileService
+    /** The caller's passport record: CLIENT_NOT_FOUND, another client's record refused, the copy forgotten. */
+    passport: PassportRecords
   }
   interface FastifyReply {
     /**
@@ -58,16 +73,40 @@ export default fp<ProfilePluginOptions>(async function profilePlugin (fastify, {
     ...(metrics === null ? {} : { observer: lastKnownMetrics(metrics.prom, metrics.registry) }),
     ...(now === undefined ? {} : { now })
   })
-  const answer = createProfileFlow({
+  const passport = createPassportRecords({ upstream: fastify.upstream, lastKnown, budgetMs: config.PROFILE_TIMEOUT_MS })
+  const profileOf = createProfileFlow({
     upstream: fastify.upstream,
     budgetMs: config.PROFILE_TIMEOUT_MS,
     lastKnown,
-    // The route's own serializer: the shared Profile schema it answers with.
-    serialize: routeSerializer(ref(Profile), fastify.getSchemas()),
-    tags: entityTags(config),
+    passport,
     ...(metrics === null ? {} : { observer: profileMetrics(metrics.prom, metrics.registry) })
   })
-  fastify.decorate('profile', { answer, lastKnown })
+  // The route's own serializer: the shared Profile schema it answers with.
+  const serialize = routeSerializer(ref(Profile), fastify.getSchemas())
+  const tags = entityTags(config)
+  // Every request of a load gets the same LoadedProfile: the first to go on serializes and tags it, the others find it.
+  const responses = new WeakMap<LoadedProfile, ProfileResponse>()
+
+  function responseOf (caller: Caller, loaded: LoadedProfile): ProfileResponse {
+    let response = responses.get(loaded)
+    if (response !== undefined) return response
+    const body = serialize(loaded.profile)
+    // Hashed once: the tag, and the memory store's check whether the copy it holds changed.
+    const digest = tags.digest(body)
+    const { degraded, stale, age, freshness, keep } = loaded
+    response = { body, etag: tags.tag(digest), degraded, stale, age, freshness }
+    responses.set(loaded, response)
+    // After the response has gone (the route sends it in the microtasks that follow), once per load; the closure holds
+    // the bytes only, not the composed profile, which would otherwise outlive the request.
+    if (keep !== undefined && lastKnown !== null) setImmediate(() => { lastKnown.write(caller, keep, body, digest) })
+    return response
+  }
+
+  fastify.decorate('profile', {
+    answer: async (caller: Caller, request: ProfileRequest) => responseOf(caller, await profileOf(caller, request)),
+    lastKnown
+  })
+  fastify.decorate('passport', passport)
   fastify.decorateReply('sendSerialized', function sendSerialized (this: FastifyReply, body: Buffer) {
     return this.type(JSON_TYPE).send(body)
   })

@@ -1,4 +1,4 @@
-// The rate limits a route declares (plugins/external/rate-limit/ enforces them): the profile per token `sub`, the
+// The rate limits a route declares (plugins/external/rate-limit/ enforces them): personal routes per token `sub`, the
 // console per address; the keys they count under, and the headers of a 429 for the route's documentation.
 import { createHash } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'
@@ -32,8 +32,11 @@ export function clientDigest (sub: string): string {
   return createHash('sha256').update(sub).digest('base64url').slice(0, 22)
 }
 
-/** The profile's route config: per client (token `sub`), after `fastify.authenticate` has set the caller. */
-export function profileRateLimit (
+/**
+ * A personal route's limit (routes/personal.ts): per client (token `sub`), after `fastify.authenticate` has set the
+ * caller; each route counts on its own path (rate-limit-store.ts), so the profile's counter is the profile's alone.
+ */
+export function perClientRateLimit (
   config: Pick<Config, 'RATE_LIMIT_PROFILE_PER_MINUTE' | 'REDIS_URL' | 'REDIS_SENTINELS'>
 ) {
   // In memory the id itself is the key (no hashing on the hot path); in Redis, its digest.

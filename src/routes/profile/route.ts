@@ -1,15 +1,14 @@
-// GET /api/users/profile: authenticates the caller, asks `fastify.profile` (plugins/app/profile.ts) for their
-// profile and sets the headers that describe it; the schema documents and serializes it (profile-schema.ts).
+// GET /api/users/profile: a personal route (routes/personal.ts: authenticated, limited per client, never stored)
+// that asks `fastify.profile` (plugins/app/profile.ts) for the caller's profile and sets the headers that describe
+// it; the schema documents and serializes it (schema.ts).
 // An If-None-Match naming the answer's tag is 304 without a body (docs/api.md, Conditional requests).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import fresh from 'fresh'
-import { Profile } from '../../schemas/profile.ts'
-import { callerOf } from '../auth/caller.ts'
-import type { Config } from '../config.ts'
-import { profileRateLimit } from '../plugins/external/rate-limit/route-limits.ts'
-import { profileRouteSchema } from './profile-schema.ts'
-import type { RouteModule } from './route-module.ts'
-import { APP_ROUTE_CODES } from './standard-answers.ts'
+import { Profile } from '../../../schemas/profile.ts'
+import { callerOf } from '../../auth/caller.ts'
+import { profileRouteSchema } from './schema.ts'
+import type { RouteModule } from '../route-module.ts'
+import { APP_ROUTE_CODES } from '../standard-answers.ts'
 
 /** True when If-None-Match is `*` or lists `etag`, by weak comparison (RFC 9110 13.1.2); malformed tags never match. */
 function unchanged (ifNoneMatch: string | undefined, etag: string): boolean {
@@ -17,14 +16,15 @@ function unchanged (ifNoneMatch: string | undefined, etag: string): boolean {
   return ifNoneMatch !== undefined && fresh({ 'if-none-match': ifNoneMatch }, { etag })
 }
 
-const profile: FastifyPluginAsyncTypebox<{ config: Config }> = async (fastify, { config }) => {
+const PROFILE_COUNTS = 'profile requests for this client (token `sub`)'
+
+const profile: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get('/api/users/profile', {
-    onRequest: fastify.authenticate,
-    config: profileRateLimit(config),
-    schema: profileRouteSchema(config)
+    // Its 429 counts what it has always said; the counter is the profile's own (its path).
+    config: { personal: { operation: 'passport.get_client', counts: PROFILE_COUNTS } },
+    schema: profileRouteSchema()
   }, async function getProfile (request, reply) {
-    const { body, etag, degraded, stale, age } = await fastify.profile.answer(callerOf(request),
-      { id: request.id, headers: request.headers, log: request.log, res: reply.raw })
+    const { body, etag, degraded, stale, age } = await fastify.profile.answer(callerOf(request), request)
     // A 304 carries these too: they describe this request's answer, and Age moves on while the bytes stay the same.
     if (degraded.length > 0) reply.header('x-degraded', degraded.join(','))
     if (stale.length > 0) reply.header('x-stale', stale.join(','))
@@ -34,7 +34,7 @@ const profile: FastifyPluginAsyncTypebox<{ config: Config }> = async (fastify, {
     reply.header('etag', etag)
     // No body, hence no Content-Type: Vary is added for it all the same (plugins/external/compress.ts).
     if (unchanged(request.headers['if-none-match'], etag)) return reply.sendNotModified()
-    // Serialized by the flow with this route's schema, once for every request sharing the load.
+    // Serialized by the profile plugin with this route's schema, once for every request sharing the load.
     return reply.sendSerialized(body)
   })
 }

@@ -1,17 +1,17 @@
 // The OpenAPI description of POST /request-console: what the route answers besides the standard answers of a route
 // that calls an upstream (standard-answers.ts), each error's example as the error handler renders it.
-import { ConsoleAnswer, ConsoleRequest } from '../../schemas/console.ts'
-import { operationNames } from '../../schemas/operations.ts'
-import { CONSOLE_CHALLENGE, CONSOLE_KEY_HEADER, CONSOLE_UNAUTHORIZED } from '../auth/key-check.ts'
-import type { Config } from '../config.ts'
+import { ConsoleAnswer, ConsoleRequest } from '../../../schemas/console.ts'
+import { operationNames } from '../../../schemas/operations.ts'
+import { CONSOLE_CHALLENGE, CONSOLE_KEY_HEADER, CONSOLE_UNAUTHORIZED } from '../../auth/key-check.ts'
+import type { Config } from '../../config.ts'
 import {
   PayloadTooLargeError, ServiceUnavailableError, UnauthorizedError, UnsupportedMediaTypeError,
   UpstreamBadResponseError, UpstreamUnavailableError
-} from '../errors.ts'
-import { errorResponse } from '../plugins/app/errors/error-response.ts'
-import { ref } from '../plugins/app/shared-schemas/refs.ts'
-import { OVERLOADED, shedHeaders } from '../plugins/external/load-shedding/shedding.ts'
-import { documented, jsonAnswer, upstreamAnswers } from './standard-answers.ts'
+} from '../../errors.ts'
+import { errorResponse } from '../../plugins/app/errors/error-response.ts'
+import { ref } from '../../plugins/app/shared-schemas/refs.ts'
+import { OVERLOADED, shedHeaders } from '../../plugins/external/load-shedding/shedding.ts'
+import { documented, jsonAnswer, upstreamAnswers } from '../standard-answers.ts'
 
 export const CONSOLE_BODY_LIMIT = 16 * 1024
 

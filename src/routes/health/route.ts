@@ -2,11 +2,11 @@
 import { Type } from 'typebox'
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { KEY_SET_NOT_LOADED, ServiceUnavailableError } from '../errors.ts'
-import { errorResponse } from '../plugins/app/errors/error-response.ts'
-import { REDIS_STATES } from '../shared-redis.ts'
-import type { RouteModule } from './route-module.ts'
-import { documented, jsonAnswer } from './standard-answers.ts'
+import { KEY_SET_NOT_LOADED, ServiceUnavailableError } from '../../errors.ts'
+import { errorResponse } from '../../plugins/app/errors/error-response.ts'
+import { REDIS_STATES } from '../../shared-redis.ts'
+import type { RouteModule } from '../route-module.ts'
+import { documented, jsonAnswer } from '../standard-answers.ts'
 
 const Live = Type.Object({ status: Type.Literal('ok') }, { $id: 'HealthLive', description: 'The process is up.' })
 const Ready = Type.Object({

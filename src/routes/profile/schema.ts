@@ -1,13 +1,11 @@
-// The OpenAPI description of GET /api/users/profile: what the route answers besides the standard answers of an app
-// route (standard-answers.ts), each error's example as the error handler renders it.
+// The OpenAPI description of GET /api/users/profile: what the route answers besides the standard answers of a
+// personal route (routes/personal.ts adds them), each error's example as the error handler renders it.
 import type {} from '@fastify/swagger'
 import { Type } from 'typebox'
-import { Profile } from '../../schemas/profile.ts'
-import type { Config } from '../config.ts'
-import { ClientNotFoundError } from '../errors.ts'
-import { errorResponse } from '../plugins/app/errors/error-response.ts'
-import { ref } from '../plugins/app/shared-schemas/refs.ts'
-import { appRoute } from './standard-answers.ts'
+import { Profile } from '../../../schemas/profile.ts'
+import { ClientNotFoundError } from '../../errors.ts'
+import { errorResponse } from '../../plugins/app/errors/error-response.ts'
+import { ref } from '../../plugins/app/shared-schemas/refs.ts'
 
 const description = 'The profile of the client the bearer token names (claims `sub`, `login`, `vendor`); ' +
   `nothing in the
@@ -87,9 +85,9 @@ const cacheHeaders = {
   }
 }
 
-/** The route's schema: documentation, and the 200 answer's serializer. */
-export function profileRouteSchema (config: Config) {
-  return appRoute({
+/** The route's own schema (documentation, and the 200 answer's serializer); the personal option adds the rest. */
+export function profileRouteSchema () {
+  return {
     operationId: 'getProfile',
     tags: ['profile'],
     summary: "The caller's client profile",
@@ -111,12 +109,5 @@ export function profileRouteSchema (config: Config) {
       },
       404: errorResponse('The passport service does not know the client the token names.', [new ClientNotFoundError()])
     }
-  }, {
-    upstream: 'The passport service',
-    operation: 'passport.get_client',
-    limit: {
-      perMinute: config.RATE_LIMIT_PROFILE_PER_MINUTE,
-      counts: 'profile requests for this client (token `sub`)'
-    }
-  })
+  }
 }
