@@ -34,7 +34,7 @@ export function clientDigest (sub: string): string {
 
 /**
  * A personal route's limit (routes/personal.ts): per client (token `sub`), after `fastify.authenticate` has set the
- * caller; each route counts on its own path (rate-limit-store.ts), so the profile's counter is the profile's alone.
+ * caller; each route counts on its own path (store.ts), so the profile's counter is the profile's alone.
  */
 export function perClientRateLimit (
   config: Pick<Config, 'RATE_LIMIT_PROFILE_PER_MINUTE' | 'REDIS_URL' | 'REDIS_SENTINELS'>
