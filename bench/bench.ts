@@ -332,9 +332,9 @@ async function startRedis (): Promise<Redis> {
     const socket = createConnection({ host: '127.0.0.1', port })
     await once(socket, 'connect')
     socket.end(`*${words.length}\r\n${words.map(w => `$${Buffer.byteLength(w)}\r\n${w}\r\n`).join('')}`)
-    let answer = ''
-    for await (const chunk of socket) answer += String(chunk)
-    return answer
+    let reply = ''
+    for await (const chunk of socket) reply += String(chunk)
+    return reply
   }
   for (let i = 0; ; i++) {
     try { if ((await command('PING')).startsWith('+PONG')) break } catch {}

@@ -1,5 +1,5 @@
 // What reading and writing a profile's JSON costs at 3 to 300 viewed cars, the way the service does it against the
-// plain way: a passport answer's bytes to a value (answer-body.ts against JSON.parse of the UTF-8 text) and a
+// plain way: a passport answer's bytes to a value (response-body.ts against JSON.parse of the UTF-8 text) and a
 // profile to bytes (serializer.ts's routeSerializer against Buffer.from() of fast-json-stringify's text). The
 // fixtures' Cyrillic name makes the plain way's text two bytes a character, and from about 64 Ki characters V8
 // puts it in the large-object space.
@@ -10,7 +10,7 @@ import { Profile } from '../schemas/profile.ts'
 import { collectShared, toRefs } from '../src/plugins/app/shared-schemas/refs.ts'
 import { routeSerializer } from '../src/serializer.ts'
 import { contractorSection, createProfileComposer, discountSection } from '../src/profile/compose.ts'
-import { answerText, parseAnswerJson } from '../src/upstream/transport/answer-body.ts'
+import { responseText, parseResponseJson } from '../src/upstream/transport/response-body.ts'
 import { benchLargeClient } from './clients.ts'
 
 const { values: args } = parseArgs({ options: { ms: { type: 'string', default: '400' } } })
@@ -40,13 +40,13 @@ const rows: string[][] = [['viewed cars', 'answer KB', 'parse: plain µs', 'pars
 const composer = createProfileComposer()
 for (const cars of [3, 30, 100, 200, 300]) {
   const client = benchLargeClient(0, cars)
-  const answer = Buffer.from(JSON.stringify(client.passport))
+  const passport = Buffer.from(JSON.stringify(client.passport))
   // The profile as the service composes it from the client's three answers.
   const profile = composer.compose(client.passport,
     { discount: discountSection(client.discount), contractor: contractorSection(client.contractor), degraded: [] })
   if (!ourWrite(profile).equals(Buffer.from(plainWrite(profile)))) throw new Error('routeSerializer wrote other bytes')
-  rows.push([String(cars), (answer.length / 1000).toFixed(1),
-    timed(() => JSON.parse(answerText(answer))).toFixed(1), timed(() => parseAnswerJson(answer)).toFixed(1),
+  rows.push([String(cars), (passport.length / 1000).toFixed(1),
+    timed(() => JSON.parse(responseText(passport))).toFixed(1), timed(() => parseResponseJson(passport)).toFixed(1),
     (ourWrite(profile).length / 1000).toFixed(1),
     timed(() => Buffer.from(plainWrite(profile))).toFixed(1), timed(() => ourWrite(profile)).toFixed(1)])
 }

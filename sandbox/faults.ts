@@ -13,12 +13,12 @@ import type { SeededClient } from './seed.ts'
 import { startSandboxUpstream } from './upstream.ts'
 
 export type Fault =
-  | { kind: 'normal' } // the sandbox's answer
-  | { kind: 'slow', ms: number } // held, then the sandbox's answer
+  | { kind: 'normal' } // the sandbox's upstreamResponse
+  | { kind: 'slow', ms: number } // held, then the sandbox's upstreamResponse
   | { kind: 'status', status: number } // an HTML error page with that status
-  | { kind: 'reset' } // the socket destroyed before any byte of an answer
+  | { kind: 'reset' } // the socket destroyed before any byte of an upstreamResponse
   | { kind: 'garbage_json' } // 200, application/json, not JSON
-  | { kind: 'wrong_type' } // the sandbox's answer, labelled text/plain
+  | { kind: 'wrong_type' } // the sandbox's upstreamResponse, labelled text/plain
   // 200 JSON streamed in chunks; content-length only when declared
   | { kind: 'huge', bytes: number, declared?: boolean }
   | { kind: 'redirect_loop', mode: 'self' | 'ping_pong' } // 307 to itself, or between the slashed and unslashed paths
@@ -140,10 +140,10 @@ export async function startFaultUpstream (
   function forward (req: IncomingMessage, body: Buffer, res: ServerResponse, type?: string): void {
     const { method, headers } = req
     const options = { host: target.hostname, port: target.port, path: req.url, method, headers, agent }
-    const out = httpRequest(options, answer => {
-      const headers = { ...answer.headers, ...(type === undefined ? {} : { 'content-type': type }) }
-      res.writeHead(answer.statusCode ?? 502, headers)
-      answer.pipe(res)
+    const out = httpRequest(options, upstreamResponse => {
+      const headers = { ...upstreamResponse.headers, ...(type === undefined ? {} : { 'content-type': type }) }
+      res.writeHead(upstreamResponse.statusCode ?? 502, headers)
+      upstreamResponse.pipe(res)
     })
     out.on('error', () => res.destroy())
     res.on('close', () => { if (!res.writableFinished) out.destroy() })

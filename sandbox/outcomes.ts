@@ -12,7 +12,7 @@ export type OutcomeState =
   | 'discount-missing' | 'contractor-missing' | 'stale' | 'passport-502' | 'passport-503' | 'passport-504'
 
 /** What the app gets for an outcome client's GET /api/users/profile. */
-interface OutcomeAnswer {
+interface OutcomeResponse {
   status: 200 | 502 | 503 | 504
   /** The error body's `code`; null for a 200. */
   code: 'UPSTREAM_BAD_RESPONSE' | 'UPSTREAM_UNAVAILABLE' | 'UPSTREAM_TIMEOUT' | null
@@ -33,7 +33,7 @@ export interface OutcomeClient {
   state: OutcomeState
   /** Requests before the state shows: `stale` needs one good load first (its copy); the others show it at once. */
   warmUpRequests: 0 | 1
-  sees: OutcomeAnswer
+  sees: OutcomeResponse
   /** What the app sees, for people: the banner, the docs, Swagger UI in dev. */
   about: string
 }
@@ -42,9 +42,9 @@ export interface OutcomeClient {
 type OutcomeFault = Extract<Fault, { kind: 'status' | 'reset' | 'slow' | 'answer' | 'garbage_json' }>
 
 const NONE = [] as const
-const ok = (degraded: readonly DegradedSection[], stale: readonly StaleSection[] = NONE): OutcomeAnswer =>
+const ok = (degraded: readonly DegradedSection[], stale: readonly StaleSection[] = NONE): OutcomeResponse =>
   ({ status: 200, code: null, degraded, stale, age: stale.length > 0 })
-const failed = (status: 502 | 503 | 504, code: NonNullable<OutcomeAnswer['code']>): OutcomeAnswer =>
+const failed = (status: 502 | 503 | 504, code: NonNullable<OutcomeResponse['code']>): OutcomeResponse =>
   ({ status, code, degraded: NONE, stale: NONE, age: false })
 
 /** An identity of the series: uid_client and login end in the same three digits. */

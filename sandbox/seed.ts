@@ -98,7 +98,7 @@ export const seededClients: readonly SeededClient[] = [ivanov, petrova]
 export const unknownClient = { ...fixture.UNKNOWN } satisfies PassportParams
 
 /** What the sandbox answers for a client it does not know. */
-export const unknownAnswers = {
+export const unknownResponses = {
   passport: fixture.passportNotFound,
   discount: fixture.discountNone,
   // Not documented upstream. The dealer envelope carries its own http_code and the dealer answers HTTP 200

@@ -7,7 +7,7 @@ import { createServer as createTlsServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { compileOperationContracts } from '../src/upstream/contract/check.ts'
 import { operationNames, operations, type KeyName, type OperationName, type ParamsOf } from '../schemas/operations.ts'
-import { seededClients, unknownAnswers, type SeededClient } from './seed.ts'
+import { seededClients, unknownResponses, type SeededClient } from './seed.ts'
 import { outcomeFaults, outcomeSeeds } from './outcomes.ts'
 
 export interface SandboxUpstreamOptions {
@@ -54,12 +54,12 @@ export const DELAY_HEADER = 'x-sandbox-delay-ms'
 const JSON_TYPE = 'application/json; charset=utf-8'
 const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(?:;|$)/i
 
-interface Answer { status: number, headers: OutgoingHttpHeaders, body: Buffer }
+interface CannedResponse { status: number, headers: OutgoingHttpHeaders, body: Buffer }
 type Fault = NonNullable<ReturnType<ReturnType<typeof outcomeFaults>>>
 /** An outcome client's request: the fault it meets, and the answer it would have had. */
-interface Faulted { fault: Fault, answer: Answer }
+interface Faulted { fault: Fault, response: CannedResponse }
 
-function jsonAnswer (status: number, value: unknown, extra: OutgoingHttpHeaders = {}): Answer {
+function jsonResponse (status: number, value: unknown, extra: OutgoingHttpHeaders = {}): CannedResponse {
   const body = Buffer.from(JSON.stringify(value))
   return { status, headers: { 'content-type': JSON_TYPE, 'content-length': body.length, ...extra }, body }
 }
@@ -68,8 +68,8 @@ function jsonAnswer (status: number, value: unknown, extra: OutgoingHttpHeaders 
 // a Russian message, a msg_code) so they read like the upstream's own failures.
 function failure (
   status: number, msgCode: string, message: string, extra?: OutgoingHttpHeaders, details?: object
-): Answer {
-  return jsonAnswer(status, { success: false, message, msg_code: msgCode, ...details }, extra)
+): CannedResponse {
+  return jsonResponse(status, { success: false, message, msg_code: msgCode, ...details }, extra)
 }
 
 const NOT_FOUND = failure(404, 'NOT_FOUND', 'Метод не найден')
@@ -82,7 +82,7 @@ const UNSUPPORTED_TYPE = failure(415, 'UNSUPPORTED_MEDIA_TYPE',
 const TOO_LARGE = failure(413, 'PAYLOAD_TOO_LARGE', 'Слишком большое тело запроса', { connection: 'close' })
 const INVALID_JSON = failure(400, 'INVALID_JSON', 'Тело запроса не является корректным JSON')
 
-function redirect (location: string): Answer {
+function redirect (location: string): CannedResponse {
   const href = location.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;')
   const body = Buffer.from(`<html><body>Redirecting to <a href="${href}">${href}</a></body></html>`)
   return {
@@ -90,18 +90,18 @@ function redirect (location: string): Answer {
   }
 }
 
-type Resolver<N extends OperationName> = (params: ParamsOf<N>) => Answer
+type Resolver<N extends OperationName> = (params: ParamsOf<N>) => CannedResponse
 type Resolvers = { [N in OperationName]: Resolver<N> }
 
 /** What each operation answers, looked up in maps of pre-serialized answers. */
 function buildResolvers (clients: readonly SeededClient[]): Resolvers {
   const passportKey = (p: ParamsOf<'passport.get_client'>) => `${p.vendor}\n${p.login}\n${p.uid_client.toUpperCase()}`
-  const passport = new Map(clients.map(c => [passportKey(c.identity), jsonAnswer(200, c.passport)]))
-  const discount = new Map(clients.map(c => [c.identity.uid_client.toUpperCase(), jsonAnswer(200, c.discount)]))
-  const contractor = new Map(clients.map(c => [c.identity.uid_client.toUpperCase(), jsonAnswer(200, c.contractor)]))
-  const passportNotFound = jsonAnswer(operations['passport.get_client'].notFound.status, unknownAnswers.passport)
-  const noDiscount = jsonAnswer(200, unknownAnswers.discount)
-  const noContractor = jsonAnswer(200, unknownAnswers.contractor)
+  const passport = new Map(clients.map(c => [passportKey(c.identity), jsonResponse(200, c.passport)]))
+  const discount = new Map(clients.map(c => [c.identity.uid_client.toUpperCase(), jsonResponse(200, c.discount)]))
+  const contractor = new Map(clients.map(c => [c.identity.uid_client.toUpperCase(), jsonResponse(200, c.contractor)]))
+  const passportNotFound = jsonResponse(operations['passport.get_client'].notFound.status, unknownResponses.passport)
+  const noDiscount = jsonResponse(200, unknownResponses.discount)
+  const noContractor = jsonResponse(200, unknownResponses.contractor)
   return {
     'passport.get_client': p => passport.get(passportKey(p)) ?? passportNotFound,
     'dealer.discount': p => discount.get(p.uid_client.toUpperCase()) ?? noDiscount,
@@ -149,24 +149,24 @@ export async function startSandboxUpstream (options: SandboxUpstreamOptions): Pr
   // Timers of delayed answers, cleared by close() so a stopped sandbox leaves nothing pending.
   const pending = new Set<NodeJS.Timeout>()
 
-  function send (res: ServerResponse, answer: Answer): void {
+  function send (res: ServerResponse, response: CannedResponse): void {
     if (delayMs === 0) {
-      write(res, answer, 0)
+      write(res, response, 0)
       return
     }
     const ms = delayMs
     const timer = setTimeout(() => {
       pending.delete(timer)
-      write(res, answer, ms)
+      write(res, response, ms)
     }, ms)
     pending.add(timer)
   }
 
-  function write (res: ServerResponse, answer: Answer, heldMs: number): void {
+  function write (res: ServerResponse, response: CannedResponse, heldMs: number): void {
     if (res.destroyed) return
     if (heldMs > 0) res.setHeader(DELAY_HEADER, heldMs)
-    res.writeHead(answer.status, answer.headers)
-    res.end(answer.body)
+    res.writeHead(response.status, response.headers)
+    res.end(response.body)
   }
 
   function handle (req: IncomingMessage, res: ServerResponse): void {
@@ -205,15 +205,15 @@ export async function startSandboxUpstream (options: SandboxUpstreamOptions): Pr
     req.on('end', () => {
       if (done) return
       done = true
-      const answer = answerFor(name, Buffer.concat(chunks, size).toString('utf8'))
-      if ('fault' in answer) misbehave(res, answer)
-      else send(res, answer)
+      const response = responseFor(name, Buffer.concat(chunks, size).toString('utf8'))
+      if ('fault' in response) misbehave(res, response)
+      else send(res, response)
     })
     req.on('error', () => { done = true })
   }
 
   /** An outcome client's fault (faults.ts's kinds), in place of its answer. */
-  function misbehave (res: ServerResponse, { fault, answer }: Faulted): void {
+  function misbehave (res: ServerResponse, { fault, response }: Faulted): void {
     switch (fault.kind) {
       case 'reset':
         res.socket?.destroy()
@@ -224,21 +224,21 @@ export async function startSandboxUpstream (options: SandboxUpstreamOptions): Pr
         return send(res, { status: fault.status, headers, body })
       }
       case 'answer':
-        return send(res, jsonAnswer(fault.status, fault.body))
+        return send(res, jsonResponse(fault.status, fault.body))
       case 'garbage_json': {
         const body = Buffer.from('{"success": tru\u0000e, "data": [')
         return send(res, { status: 200, headers: { 'content-type': JSON_TYPE, 'content-length': body.length }, body })
       }
       case 'slow': {
         // Held until the service gives up (it closes the connection) or the sandbox closes.
-        const timer = setTimeout(() => { pending.delete(timer); send(res, answer) }, fault.ms)
+        const timer = setTimeout(() => { pending.delete(timer); send(res, response) }, fault.ms)
         pending.add(timer)
         res.on('close', () => { clearTimeout(timer); pending.delete(timer) })
       }
     }
   }
 
-  function answerFor (name: OperationName, text: string): Answer | Faulted {
+  function responseFor (name: OperationName, text: string): CannedResponse | Faulted {
     let params: unknown
     try {
       params = JSON.parse(text)
@@ -252,7 +252,7 @@ export async function startSandboxUpstream (options: SandboxUpstreamOptions): Pr
       return failure(400, 'INVALID_PARAMS', `Некорректные параметры запроса ${name}: ${listed}`, undefined, { errors })
     }
     const fault = faultFor?.(name, (params as { uid_client: string }).uid_client)
-    return fault === undefined ? resolve(name, params) : { fault, answer: resolve(name, params) }
+    return fault === undefined ? resolve(name, params) : { fault, response: resolve(name, params) }
   }
 
   // Longer than the client's keep-alive (10 s), so the client never reuses a socket the server just closed.

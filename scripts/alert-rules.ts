@@ -36,7 +36,7 @@ export const UNWATCHED_ROUTES: Readonly<Record<string, string>> = {
 }
 
 /** Every registered route but those above, as `METHOD /path`: each has its error budget and its dashboard line. */
-export const WATCHED_ROUTES = routeModules.flatMap(module => Object.keys(module.answers))
+export const WATCHED_ROUTES = routeModules.flatMap(module => Object.keys(module.errorCodes))
   .filter(route => !(route in UNWATCHED_ROUTES))
 /** The watched routes' label matcher (the route pattern, as the front metrics label it). */
 export const WATCHED = `route=~"${[...new Set(WATCHED_ROUTES.map(route => route.split(' ')[1]))].join('|')}"`

@@ -91,7 +91,7 @@ const CONNECTIONS_CHECKING_INTERVAL_MS = 1000
 const HANDLING_MARGIN_MS = 2000
 
 /** Fastify's server options for the front's limits and for who the client is behind a balancer. */
-function frontServerOptions (config: Config) {
+function httpServerOptions (config: Config) {
   return {
     connectionTimeout: Math.max(
       config.SERVER_CONNECTION_TIMEOUT_MS,
@@ -122,7 +122,7 @@ export function serverOptions (config: Config, overrides: ServerOverrides = {}) 
     logController: new AccessLogController(),
     genReqId: requestId,
     requestIdHeader: false,
-    ...frontServerOptions(config),
+    ...httpServerOptions(config),
     // Requests that arrive while draining are still served (readiness already answers 503); Fastify's
     // own 503 body would not be our error body.
     return503OnClosing: false,

@@ -10,7 +10,7 @@ import { BadRequestError, HeadersTooLargeError, languages, RequestTimeoutError, 
 import { languageOf, toErrorBody } from './error-body.ts'
 
 /** The start of a raw answer and its body, up to the per-answer x-request-id; built once per language. */
-function rawAnswer (error: FastifyError, language: Language): { head: string, body: string, code: string } {
+function rawResponse (error: FastifyError, language: Language): { head: string, body: string, code: string } {
   const body = toErrorBody(error, language)
   const json = JSON.stringify(body)
   return {
@@ -28,12 +28,13 @@ function rawAnswer (error: FastifyError, language: Language): { head: string, bo
   }
 }
 
-type RawAnswer = ReturnType<typeof rawAnswer>
-const answers = (error: FastifyError) =>
-  Object.fromEntries(languages.map(language => [language, rawAnswer(error, language)])) as Record<Language, RawAnswer>
-const TIMEOUT = answers(new RequestTimeoutError())
-const HEADER_OVERFLOW = answers(new HeadersTooLargeError())
-const MALFORMED = answers(new BadRequestError('The request is not valid HTTP'))
+type RawResponse = ReturnType<typeof rawResponse>
+const responseTo = (error: FastifyError) =>
+  Object.fromEntries(languages.map(language => [language, rawResponse(error, language)])) as
+    Record<Language, RawResponse>
+const TIMEOUT = responseTo(new RequestTimeoutError())
+const HEADER_OVERFLOW = responseTo(new HeadersTooLargeError())
+const MALFORMED = responseTo(new BadRequestError('The request is not valid HTTP'))
 
 /**
  * The answer node:http is writing on this socket, if any (its own link; set while a response is out), and
@@ -54,15 +55,15 @@ export function clientErrorHandlerFor (defaultLanguage: Language) {
     if (error.code === 'ECONNRESET' || socket.destroyed) return
     const inFlight = socket._httpMessage
     const language = languageOf(inFlight?.req?.headers['accept-language'], defaultLanguage)
-    const answer = (error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+    const response = (error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
       ? TIMEOUT
       : error.code === 'HPE_HEADER_OVERFLOW' ? HEADER_OVERFLOW : MALFORMED)[language]
     const id = randomUUID()
     // Debug: scanners and broken clients would flood info, and nothing here is the service's fault.
-    this.log.debug({ reqId: id, code: answer.code, err: error.code }, 'client error answered before routing')
+    this.log.debug({ reqId: id, code: response.code, err: error.code }, 'client error answered before routing')
     // As node:http itself: never in the middle of an answer already on its way.
     if (socket.writable && (inFlight === undefined || inFlight === null || !inFlight.headersSent)) {
-      socket.write(`${answer.head}X-Request-Id: ${id}\r\n\r\n${answer.body}`)
+      socket.write(`${response.head}X-Request-Id: ${id}\r\n\r\n${response.body}`)
       // Closed once written, whatever the client does with its side (the server allows half-open sockets).
       socket.destroySoon()
     } else {

@@ -43,8 +43,8 @@ export function toErrorBody (error: FastifyError, language: Language = 'en'): Er
   }
   if (catalog.has(error.code)) {
     const reason = reasonOf(error)
-    const answer = body(error.code, messageIn(error, language))
-    return reason === undefined ? answer : { ...answer, reason }
+    const errorBody = body(error.code, messageIn(error, language))
+    return reason === undefined ? errorBody : { ...errorBody, reason }
   }
   const known = fastifyCodes[error.code]?.()
   if (known !== undefined) return body(known.code, messageIn(known, language), known.statusCode)

@@ -8,10 +8,10 @@ import { buildTestApp, CONSOLE_KEY } from './helpers/build-app.ts'
 
 const isErrorBody = Compile(ErrorBody)
 
-interface RawAnswer { status: number, headers: Map<string, string>, body: unknown }
+interface RawResponse { status: number, headers: Map<string, string>, body: unknown }
 
 /** Writes `bytes` on a fresh connection and reads everything the server sends until it closes. */
-function raw (origin: string, bytes: string): Promise<RawAnswer> {
+function raw (origin: string, bytes: string): Promise<RawResponse> {
   const { hostname, port } = new URL(origin)
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname)
@@ -39,7 +39,7 @@ async function listening (t: Test, env: Record<string, string | undefined> = {})
   return await app.listen({ host: '127.0.0.1', port: 0 })
 }
 
-function errorAnswer (t: Test, answer: RawAnswer, status: number, code: string) {
+function assertErrorResponse (t: Test, answer: RawResponse, status: number, code: string) {
   t.equal(answer.status, status)
   t.ok(isErrorBody.Check(answer.body), `an ErrorBody: ${JSON.stringify(answer.body)}`)
   t.match(answer.body, { statusCode: status, code, error: String, message: String })
@@ -52,7 +52,7 @@ function errorAnswer (t: Test, answer: RawAnswer, status: number, code: string) 
 t.test('malformed HTTP: 400 BAD_REQUEST in the error body', async t => {
   const origin = await listening(t)
   const answer = await raw(origin, 'THIS IS NOT HTTP\r\n\r\n')
-  errorAnswer(t, answer, 400, 'BAD_REQUEST')
+  assertErrorResponse(t, answer, 400, 'BAD_REQUEST')
   // Nothing of it could be read, Accept-Language included: DEFAULT_LANGUAGE (en in the tests' config).
   t.match(answer.body, { message: 'The request is not valid HTTP' })
   t.equal(answer.headers.get('content-language'), 'en')
@@ -61,15 +61,15 @@ t.test('malformed HTTP: 400 BAD_REQUEST in the error body', async t => {
 t.test('before routing, with DEFAULT_LANGUAGE unset, the answers are in Russian', async t => {
   const origin = await listening(t, { DEFAULT_LANGUAGE: undefined })
   const malformed = await raw(origin, 'THIS IS NOT HTTP\r\n\r\n')
-  errorAnswer(t, malformed, 400, 'BAD_REQUEST')
+  assertErrorResponse(t, malformed, 400, 'BAD_REQUEST')
   t.match(malformed.body, { message: 'Не удалось разобрать запрос: это не HTTP' })
   t.equal(malformed.headers.get('content-language'), 'ru')
   const large = await raw(origin,
     `GET /health/live HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(64 * 1024)}\r\n\r\n`)
-  errorAnswer(t, large, 431, 'HEADERS_TOO_LARGE')
+  assertErrorResponse(t, large, 431, 'HEADERS_TOO_LARGE')
   t.match(large.body, { message: 'Заголовки запроса слишком большие' })
   const slow = await raw(origin, 'GET /health/live HTTP/1.1\r\nHost: localhost\r\n')
-  errorAnswer(t, slow, 408, 'REQUEST_TIMEOUT')
+  assertErrorResponse(t, slow, 408, 'REQUEST_TIMEOUT')
   t.match(slow.body, { message: 'Запрос не получен полностью за отведённое время' })
 })
 
@@ -77,7 +77,7 @@ t.test('headers over the limit: 431 HEADERS_TOO_LARGE in the error body', async 
   const origin = await listening(t)
   const answer = await raw(origin,
     `GET /health/live HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(64 * 1024)}\r\n\r\n`)
-  errorAnswer(t, answer, 431, 'HEADERS_TOO_LARGE')
+  assertErrorResponse(t, answer, 431, 'HEADERS_TOO_LARGE')
   t.match(answer.body, { message: 'The request headers are too large' })
 })
 
@@ -85,7 +85,7 @@ t.test('headers not received in time: 408 REQUEST_TIMEOUT in the error body', as
   const origin = await listening(t)
   // Headers begun, never finished.
   const answer = await raw(origin, 'GET /health/live HTTP/1.1\r\nHost: localhost\r\n')
-  errorAnswer(t, answer, 408, 'REQUEST_TIMEOUT')
+  assertErrorResponse(t, answer, 408, 'REQUEST_TIMEOUT')
   t.match(answer.body, { message: 'The request was not received in time' })
 })
 
@@ -95,7 +95,7 @@ t.test('a body not received in time: 408 in the language its headers asked for',
   const answer = await raw(origin, 'POST /request-console HTTP/1.1\r\nHost: localhost\r\n' +
     'Accept-Language: en;q=0.5, ru-RU\r\n' +
     `X-Console-Key: ${CONSOLE_KEY}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"op`)
-  errorAnswer(t, answer, 408, 'REQUEST_TIMEOUT')
+  assertErrorResponse(t, answer, 408, 'REQUEST_TIMEOUT')
   t.match(answer.body, { message: 'Запрос не получен полностью за отведённое время' })
   t.equal(answer.headers.get('content-language'), 'ru')
 })

@@ -195,9 +195,9 @@ export class RemoteKeySet extends EventEmitter<KeySetEvents> {
 
   async #fetch (): Promise<{ members: unknown[], maxAge: number | undefined }> {
     const signal = AbortSignal.timeout(FETCH_TIMEOUT_MS)
-    let answer
+    let response
     try {
-      answer = await request(this.#url, {
+      response = await request(this.#url, {
         method: 'GET',
         headers: { accept: 'application/jwk-set+json, application/json' },
         dispatcher: this.#agent,
@@ -208,7 +208,7 @@ export class RemoteKeySet extends EventEmitter<KeySetEvents> {
         ? 'the provider did not answer in time'
         : 'the provider could not be reached')
     }
-    const { statusCode, headers, body } = answer
+    const { statusCode, headers, body } = response
     // Abandoning the body below ends it with an abort error; handled here, it is no crash.
     body.on('error', () => {})
     if (statusCode !== 200) {

@@ -26,7 +26,7 @@ export interface LoadedProfile {
   age: number | undefined
   freshness: Freshness
   /** The sections to keep as the caller's copy, with when each was fetched; undefined to keep none. */
-  keep: SectionTimes | undefined
+  toStore: SectionTimes | undefined
 }
 
 export interface LoadContext {
@@ -60,7 +60,7 @@ export async function loadProfile (ctx: LoadContext, caller: Caller, headers: Tr
   timer.unref()
   const signal = run.signal
   // Who the dealer calls are for: the breakers bound this caller's share by `id`; failures redact its `login`.
-  const who = { id: caller.uid_client, login: caller.login }
+  const upstreamCaller = { id: caller.uid_client, login: caller.login }
   try {
     // Only with PROFILE_FRESH_S: otherwise the fresh path never waits on the store.
     let copy: LastKnownEntry | undefined
@@ -87,7 +87,7 @@ export async function loadProfile (ctx: LoadContext, caller: Caller, headers: Tr
     passport = undefined
     // The dealers get what is left of the budget; when nothing is, they fail at once and are degraded.
     const dealers = loadDealerSections(upstream, caller.uid_client,
-      { headers, signal, timeoutMs: Math.max(1, remaining()), caller: who }, log)
+      { headers, signal, timeoutMs: Math.max(1, remaining()), caller: upstreamCaller }, log)
     // Composed while the dealer calls are out, and the passport answer let go: what the profile does not keep of it
     // dies young instead of living through the dealer calls (every await keeps this function's variables).
     const part = ctx.composer.passportPart(record)
@@ -96,28 +96,28 @@ export async function loadProfile (ctx: LoadContext, caller: Caller, headers: Tr
     if (lastKnown === null) return loaded(assemble(part, sections, []), 'fresh')
 
     const now = lastKnown.now()
-    const keep: SectionTimes = { passport: now }
+    const toStore: SectionTimes = { passport: now }
     const stale: StaleSection[] = []
     let oldest = now
     if (sections.degraded.length > 0) {
       copy ??= await lastKnown.read(caller, remaining())
       const servable = copy === undefined ? {} : lastKnown.servable(copy)
       sections.degraded = sections.degraded.filter(section => {
-        const standIn = servable[section]
-        if (standIn === undefined) return true
-        fill(sections, section, standIn.value)
-        keep[section] = standIn.at
-        oldest = Math.min(oldest, standIn.at)
+        const copied = servable[section]
+        if (copied === undefined) return true
+        fill(sections, section, copied.value)
+        toStore[section] = copied.at
+        oldest = Math.min(oldest, copied.at)
         stale.push(section)
         observer.stale(section, failures[section] ?? 'unknown')
         return false
       })
     }
-    if (sections.degraded.indexOf('discount') === -1) keep.discount ??= now
-    if (sections.degraded.indexOf('contractor') === -1) keep.contractor ??= now
+    if (sections.degraded.indexOf('discount') === -1) toStore.discount ??= now
+    if (sections.degraded.indexOf('contractor') === -1) toStore.contractor ??= now
     return stale.length === 0
-      ? loaded(assemble(part, sections, stale), 'fresh', undefined, keep)
-      : loaded(assemble(part, sections, stale), 'stale', ageOf(now, oldest), keep)
+      ? loaded(assemble(part, sections, stale), 'fresh', undefined, toStore)
+      : loaded(assemble(part, sections, stale), 'stale', ageOf(now, oldest), toStore)
   } finally {
     clearTimeout(timer)
   }
@@ -128,14 +128,14 @@ function fill (sections: DealerSections, section: DegradedSection, value: unknow
   else sections.contractor = value as DealerSections['contractor']
 }
 
-function loaded (profile: Profile, freshness: Freshness, age?: number, keep?: SectionTimes): LoadedProfile {
+function loaded (profile: Profile, freshness: Freshness, age?: number, toStore?: SectionTimes): LoadedProfile {
   return {
     profile,
     degraded: profile.degraded,
     stale: profile.stale,
     age,
     freshness,
-    keep
+    toStore
   }
 }
 
@@ -149,11 +149,11 @@ function fromCopy (lastKnown: LastKnown, observer: ProfileObserver, copy: LastKn
   const sections: DealerSections = { discount: null, contractor: null, degraded: [] }
   const stale: StaleSection[] = ['passport']
   for (const section of degradableSections) {
-    const standIn = copy[section]
-    if (standIn === undefined) {
+    const copied = copy[section]
+    if (copied === undefined) {
       sections.degraded.push(section)
     } else {
-      fill(sections, section, standIn.value)
+      fill(sections, section, copied.value)
       stale.push(section)
     }
   }

@@ -12,7 +12,7 @@ import { upstreamError } from '../upstream/errors.ts'
 import type { LastKnown } from './last-known/last-known.ts'
 
 /** The passport's answer about the caller, before its rules are applied. */
-type PassportAnswer = CallResult<'passport.get_client'>
+type PassportResponse = CallResult<'passport.get_client'>
 
 /** The passport's record of a client (the `Client` schema of schemas/passport.ts). */
 export type PassportRecord = ResponseOf<'passport.get_client'>
@@ -30,9 +30,9 @@ export interface PassportRecords {
   /** The caller's own record under the caller's budget: CLIENT_NOT_FOUND, or a 502 for another client's record. */
   recordOf (caller: Caller, options: LookupOptions): Promise<PassportRecord>
   /** The passport's answer about the caller (a failure thrown): for a flow that falls back on a copy first. */
-  lookup (caller: Caller, options: LookupOptions): Promise<PassportAnswer>
+  lookup (caller: Caller, options: LookupOptions): Promise<PassportResponse>
   /** The record of an answer, or CLIENT_NOT_FOUND or a 502 thrown, forgetting the copy in either case. */
-  accept (caller: Caller, answer: PassportAnswer): PassportRecord
+  accept (caller: Caller, response: PassportResponse): PassportRecord
 }
 
 export function createPassportRecords (options: {
@@ -44,7 +44,7 @@ export function createPassportRecords (options: {
 }): PassportRecords {
   const { upstream, lastKnown, budgetMs } = options
 
-  function lookup (caller: Caller, { headers, signal, timeoutMs }: LookupOptions): Promise<PassportAnswer> {
+  function lookup (caller: Caller, { headers, signal, timeoutMs }: LookupOptions): Promise<PassportResponse> {
     return upstream.call('passport.get_client',
       { vendor: caller.vendor, login: caller.login, uid_client: caller.uid_client }, {
         headers,
@@ -55,19 +55,19 @@ export function createPassportRecords (options: {
       })
   }
 
-  function accept (caller: Caller, answer: PassportAnswer): PassportRecord {
-    if (answer.kind === 'not_found') {
+  function accept (caller: Caller, response: PassportResponse): PassportRecord {
+    if (response.kind === 'not_found') {
       // The account is gone: so is its copy.
       lastKnown?.forget(caller)
       throw new ClientNotFoundError()
     }
     // Another client's record must never reach this caller, whatever the upstream does.
-    if (answer.value.uid_client.toUpperCase() !== caller.uid_client) {
+    if (response.value.uid_client.toUpperCase() !== caller.uid_client) {
       lastKnown?.forget(caller)
-      const { operation, status, redirects, duration_ms: duration } = answer.exchange
+      const { operation, status, redirects, duration_ms: duration } = response.exchange
       throw upstreamError('contract', { operation, status, redirects, duration_ms: duration })
     }
-    return answer.value
+    return response.value
   }
 
   return {

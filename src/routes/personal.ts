@@ -10,7 +10,7 @@ import type { onRequestHookHandler } from 'fastify'
 import { operations, type OperationName } from '../../schemas/operations.ts'
 import type { Config } from '../config.ts'
 import { perClientRateLimit } from '../plugins/external/rate-limit/route-limits.ts'
-import { appRoute } from './standard-answers.ts'
+import { appRoute } from './standard-responses.ts'
 
 /** What a personal route declares: the upstream operation its standard error answers name. */
 interface PersonalRoute {

@@ -13,5 +13,5 @@ export interface RouteModule {
   /** The schemas with a `$id` its routes answer with or take, registered as shared schemas (OpenAPI components). */
   schemas: TSchema[]
   /** Each route it serves, as `METHOD /path`, with the error codes it can answer there. */
-  answers: Record<string, readonly ErrorCode[]>
+  errorCodes: Record<string, readonly ErrorCode[]>
 }

@@ -7,7 +7,7 @@ import type { CallOptions, Exchange, UpstreamObserver } from './call-types.ts'
 import type { OperationContracts } from './contract/check.ts'
 import { passThroughValues } from './contract/depth.ts'
 import { isUpstreamError, upstreamError } from './errors.ts'
-import { reduced, upstreamFailure } from './reduced-failure.ts'
+import { redacted, upstreamFailure } from './redacted-failure.ts'
 import { startDeadline, waitWithin, type Deadline } from './transport/deadline.ts'
 import { elapsed, WireFailure } from './transport/exchange.ts'
 
@@ -57,7 +57,7 @@ export function createBreakerCall ({ breakers, timeoutMs, contracts, observer, r
       ex = await post(name, params, call, limit)
     } catch (thrown) {
       const error = thrown instanceof WireFailure
-        ? reduced(upstreamFailure(thrown), redactFor(call, params))
+        ? redacted(upstreamFailure(thrown), redactFor(call, params))
         : thrown
       if (admission !== null) breakers.settleError(name, admission, error, limitMs < timeoutMs, caller)
       observeFailure(name, error)
@@ -65,7 +65,7 @@ export function createBreakerCall ({ breakers, timeoutMs, contracts, observer, r
     } finally {
       limit.clear()
     }
-    if (admission !== null) breakers.settleAnswer(name, admission, ex, caller)
+    if (admission !== null) breakers.settleResponse(name, admission, ex, caller)
     observer?.exchange?.({
       operation: name,
       outcome: ex.outcome,

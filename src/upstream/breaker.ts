@@ -56,7 +56,7 @@ function verdictOf (error: unknown, budgeted: boolean): Verdict {
 }
 
 /** An answer that arrived: a failure only when it is a 5xx (undocumented statuses come back as results). */
-const failedAnswer = (result: { outcome: string, status: number }) =>
+const failedResponse = (result: { outcome: string, status: number }) =>
   result.outcome === 'status' && isServerError(result.status)
 
 /**
@@ -262,8 +262,8 @@ export interface Breakers {
   /** The call threw; `budgeted`: its deadline was cut short by the caller's budget. */
   settleError (operation: OperationName, admission: Admission, error: unknown, budgeted: boolean, caller?: string): void
   /** The call returned an answer. */
-  settleAnswer (
-    operation: OperationName, admission: Admission, answer: { outcome: string, status: number }, caller?: string
+  settleResponse (
+    operation: OperationName, admission: Admission, response: { outcome: string, status: number }, caller?: string
   ): void
   /** Every operation's state now (an open breaker stays `open` until a call comes to probe it). */
   states (): Record<OperationName, BreakerState>
@@ -401,16 +401,16 @@ export function createBreakers (
     else if (probe) succeeded(operation, breaker, admission)
   }
 
-  function settleAnswer (
-    operation: OperationName, admission: Admission, answer: { outcome: string, status: number }, caller?: string
+  function settleResponse (
+    operation: OperationName, admission: Admission, response: { outcome: string, status: number }, caller?: string
   ): void {
     const breaker = breakers.get(operation)!
     // Answers are never cut short by a budget: their outcome alone decides.
-    if (failedAnswer(answer)) {
+    if (failedResponse(response)) {
       failed(operation, breaker, admission, keyOf(caller))
       return
     }
-    if (caller !== undefined && SERVED.has(answer.outcome)) breaker.served.add(keyOf(caller)!)
+    if (caller !== undefined && SERVED.has(response.outcome)) breaker.served.add(keyOf(caller)!)
     succeeded(operation, breaker, admission)
   }
 
@@ -420,7 +420,7 @@ export function createBreakers (
     return out
   }
 
-  return { admit, settleError, settleAnswer, states }
+  return { admit, settleError, settleResponse, states }
 }
 
 /** Breaker states as the gauge reports them: 0 closed, 1 half-open, 2 open. */

@@ -1,7 +1,7 @@
 // The upstream client: operation name + params in, a typed answer or a typed failure out. It applies the
 // upstream's rules (docs/upstream.md) to every operation of the registry, behind a circuit breaker per operation
 // (breaker.ts), each job in its module. One call goes down this chain:
-//   call (a typed result, or the answer's failure thrown, reduced-failure.ts) -> exchange (its span, spans.ts) ->
+//   call (a typed result, or the answer's failure thrown, redacted-failure.ts) -> exchange (its span, spans.ts) ->
 //   the call through the breaker (breaker-call.ts: the breaker, the deadline, the observer) -> post (the wire,
 //   transport/, to the learned slash path, slash-paths.ts) -> the answer interpreted (interpret.ts, the contract).
 import type { IncomingHttpHeaders } from 'node:http'
@@ -16,7 +16,7 @@ import type { CallOptions, CallResult, Exchange, ExchangeEvent, UpstreamObserver
 import { compileOperationContracts } from './contract/check.ts'
 import { upstreamError } from './errors.ts'
 import { interpret } from './interpret.ts'
-import { failureRedaction, reduced } from './reduced-failure.ts'
+import { failureRedaction, redacted } from './redacted-failure.ts'
 import { createSlashPaths } from './slash-paths.ts'
 import { exchangeSpans } from './spans.ts'
 import type { Deadline } from './transport/deadline.ts'
@@ -108,13 +108,13 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
       started,
       stopAtRedirect: paths.learned(name)
     }
-    const answer = await paths.post(name, wire)
-    const result = interpret(name, answer, contracts[name], call.wholeBodyDepth === true)
-    if (result.outcome === 'ok' || result.outcome === 'not_found') paths.learn(name, answer)
+    const response = await paths.post(name, wire)
+    const result = interpret(name, response, contracts[name], call.wholeBodyDepth === true)
+    if (result.outcome === 'ok' || result.outcome === 'not_found') paths.learn(name, response)
     return {
       operation: name,
-      status: answer.status,
-      redirects: answer.redirects,
+      status: response.status,
+      redirects: response.redirects,
       duration_ms: elapsed(started),
       contract: result.contract,
       body: result.body,
@@ -130,7 +130,7 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
     if (ex.outcome === 'not_found') return { kind: 'not_found', value: ex.body as NotFoundOf<N>, exchange: ex }
     const { status, redirects, duration_ms: durationMs, contract } = ex
     const error = upstreamError(ex.outcome, { operation: name, status, redirects, duration_ms: durationMs, contract })
-    throw reduced(error, redactFor(options, params))
+    throw redacted(error, redactFor(options, params))
   }
 
   async function close (): Promise<void> {

@@ -4,9 +4,9 @@ import type { OperationName } from '../../schemas/operations.ts'
 import type { ContractError, OperationContracts } from './contract/check.ts'
 import { MAX_DEPTH, passThroughWithinDepth, withinDepth } from './contract/depth.ts'
 import type { Exchange, Outcome } from './call-types.ts'
-import { answerText, parseAnswerJson } from './transport/answer-body.ts'
-import { headerValue, type WireAnswer } from './transport/exchange.ts'
-import { mediaType } from './transport/reduce.ts'
+import { responseText, parseResponseJson } from './transport/response-body.ts'
+import { headerValue, type WireResponse } from './transport/exchange.ts'
+import { mediaType } from './transport/trim.ts'
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i
 
@@ -16,7 +16,7 @@ const NOT_JSON = ' is not application/json'
 const contentTypeMessage = (contentType: string) => CONTENT_TYPE + contentType + NOT_JSON
 
 /** A contract message as a failure keeps it: a content type quoted as its media type (its parameters dropped). */
-export function reducedContractMessage (message: string): string {
+export function trimmedContractMessage (message: string): string {
   if (!message.startsWith(CONTENT_TYPE) || !message.endsWith(NOT_JSON)) return message
   return contentTypeMessage(mediaType(message.slice(CONTENT_TYPE.length, -NOT_JSON.length)))
 }
@@ -38,10 +38,10 @@ function tooDeep (text: string): Pick<Exchange, 'contract' | 'body' | 'outcome'>
  * only the parts the schema passes on.
  */
 export function interpret (
-  name: OperationName, answer: WireAnswer, contract: OperationContracts, wholeBodyDepth: boolean
+  name: OperationName, response: WireResponse, contract: OperationContracts, wholeBodyDepth: boolean
 ): Pick<Exchange, 'contract' | 'body' | 'outcome'> {
-  const { status } = answer
-  const contentType = headerValue(answer.headers['content-type'])
+  const { status } = response
+  const contentType = headerValue(response.headers['content-type'])
   const expected = status >= 200 && status < 300
     ? { outcome: 'ok' as const, check: contract.response }
     : status === contract.notFound?.status
@@ -52,12 +52,12 @@ export function interpret (
   const json = contentType !== undefined && JSON_TYPE.test(contentType)
   if (json) {
     try {
-      body = parseAnswerJson(answer.body)
+      body = parseResponseJson(response.body)
       parsed = true
     } catch {}
   }
   // Decoded as text only for what is shown as text: a body that is not JSON, or nests too deep.
-  if (!parsed) body = answerText(answer.body)
+  if (!parsed) body = responseText(response.body)
   const broken = (outcome: Outcome, message: string, errors = [{ path: '/', message }]) =>
     ({ body, outcome, contract: { valid: false, errors } })
   if (expected === undefined) return broken('status', `HTTP ${status} is not an answer of ${name}`)
@@ -67,10 +67,10 @@ export function interpret (
   if (!parsed) return broken('json', 'the body is not valid JSON')
   // Before anything recurses over it (the console's redaction, serialization). The schema check itself
   // only descends where the schema does; its error walk too.
-  if (wholeBodyDepth && !withinDepth(body, MAX_DEPTH)) return tooDeep(answerText(answer.body))
+  if (wholeBodyDepth && !withinDepth(body, MAX_DEPTH)) return tooDeep(responseText(response.body))
   if (!expected.check.check(body)) return broken('contract', '', expected.check.errors(body))
   if (!wholeBodyDepth && !passThroughWithinDepth(body, expected.check.passThrough, MAX_DEPTH)) {
-    return tooDeep(answerText(answer.body))
+    return tooDeep(responseText(response.body))
   }
   return { body, outcome: expected.outcome, contract: VALID }
 }

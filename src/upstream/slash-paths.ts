@@ -2,7 +2,7 @@
 // a 307 to the same path with a trailing slash, the one place it may be redirected to; once an answer came from the
 // slash path, later calls go straight to it, and back to the documented path once if it answers 404 or redirects.
 import { operations, type OperationName } from '../../schemas/operations.ts'
-import { postFollowingRedirects, type WireAnswer, type WireRequest } from './transport/exchange.ts'
+import { postFollowingRedirects, type WireResponse, type WireRequest } from './transport/exchange.ts'
 
 export function createSlashPaths (baseUrl: string) {
   const base = new URL(baseUrl)
@@ -23,18 +23,18 @@ export function createSlashPaths (baseUrl: string) {
     learned: (name: OperationName): boolean => learned.has(name),
 
     /** The POST of `wire` (made with the three above), falling back to the documented path once. */
-    async post (name: OperationName, wire: WireRequest): Promise<WireAnswer> {
-      const answer = await postFollowingRedirects(wire)
-      const moved = answer.status === 404 || (answer.status >= 300 && answer.status < 400)
-      if (wire.stopAtRedirect !== true || !moved) return answer
+    async post (name: OperationName, wire: WireRequest): Promise<WireResponse> {
+      const response = await postFollowingRedirects(wire)
+      const moved = response.status === 404 || (response.status >= 300 && response.status < 400)
+      if (wire.stopAtRedirect !== true || !moved) return response
       // The learned location may have moved: start again from the documented path, a new exchange. The learned
       // path is only replaced by one that answered: a fallback that fails proves it wrong no more than right.
       return await postFollowingRedirects({ ...wire, url: documented[name], stopAtRedirect: false })
     },
 
     /** After an answer that is the operation's (its answer or its not-found): the path it came from is the one. */
-    learn (name: OperationName, answer: WireAnswer): void {
-      if (answer.url.href !== documented[name].href) learned.set(name, answer.url)
+    learn (name: OperationName, response: WireResponse): void {
+      if (response.url.href !== documented[name].href) learned.set(name, response.url)
       else learned.delete(name)
     }
   }

@@ -25,7 +25,7 @@ import type { OperationName } from '../../schemas/operations.ts'
 import type { BreakerState } from './breaker.ts'
 
 /** What the exchange span learns of a call that got its answer (client.ts Exchange). */
-interface Answered { outcome: string, status: number, redirects: readonly unknown[] }
+interface Responded { outcome: string, status: number, redirects: readonly unknown[] }
 
 /** The exchange in progress, for the hop spans under it. */
 interface ExchangeState { operation: OperationName, hops: number }
@@ -36,7 +36,7 @@ const REPLACED = new Set(['traceparent', 'tracestate'])
 
 export interface ExchangeSpans {
   /** Runs one call in its exchange span, ended with the call's outcome. */
-  traced<T extends Answered> (operation: OperationName, run: () => Promise<T>): Promise<T>
+  traced<T extends Responded> (operation: OperationName, run: () => Promise<T>): Promise<T>
   /** `base` with a CLIENT span around every request it sends. */
   dispatcher (base: Dispatcher): Dispatcher
 }
@@ -44,7 +44,7 @@ export interface ExchangeSpans {
 export function exchangeSpans (
   tracer: Tracer, breakerStates: () => Record<OperationName, BreakerState>
 ): ExchangeSpans {
-  function answered (span: Span, ex: Answered): void {
+  function responded (span: Span, ex: Responded): void {
     span.setAttributes({
       [ATTR.OUTCOME]: ex.outcome, [ATTR_HTTP_RESPONSE_STATUS_CODE]: ex.status, [ATTR.REDIRECTS]: ex.redirects.length
     })
@@ -70,7 +70,7 @@ export function exchangeSpans (
     span.end()
   }
 
-  function traced<T extends Answered> (operation: OperationName, run: () => Promise<T>): Promise<T> {
+  function traced<T extends Responded> (operation: OperationName, run: () => Promise<T>): Promise<T> {
     const parent = context.active()
     const span = tracer.startSpan(`upstream ${operation}`, { kind: SpanKind.INTERNAL }, parent)
     // Not sampled: no context, attribute or callback for the call or its hops (else 10 % sampling costs as 100 %).
@@ -78,7 +78,7 @@ export function exchangeSpans (
     span.setAttribute(ATTR.OPERATION, operation)
     const state: ExchangeState = { operation, hops: 0 }
     return context.with(trace.setSpan(parent, span).setValue(EXCHANGE, state), run).then(
-      ex => { answered(span, ex); return ex },
+      ex => { responded(span, ex); return ex },
       (error: unknown) => { failed(span, operation, error); throw error })
   }
 

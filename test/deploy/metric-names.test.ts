@@ -14,7 +14,7 @@ import { eventually, setKeyPair, startKeySetServer } from '../helpers/key-set-se
 import { exposition, promqlNames, unknownNames } from '../helpers/promql.ts'
 import { freePort } from '../helpers/real-servers.ts'
 import { bearer, hs256, withKid } from '../helpers/tokens.ts'
-import { answerOperation } from '../helpers/upstream-mock.ts'
+import { respondToOperation } from '../helpers/upstream-mock.ts'
 
 const METRICS_KEY = 'metrics-key-for-tests-0123456789'
 const PROFILE = '/api/users/profile'
@@ -50,9 +50,9 @@ async function liveScrape (t: Parameters<typeof buildTestApp>[0]): Promise<Map<s
     REDIS_CONNECT_TIMEOUT_MS: '100'
   })
   const token = bearer(hs256())
-  answerOperation(upstream, 'passport.get_client', { status: 200, body: fx.passportFound })
-  answerOperation(upstream, 'dealer.discount', { status: 500, body: { success: false } })
-  answerOperation(upstream, 'dealer.client', { status: 200, body: fx.contractorResult })
+  respondToOperation(upstream, 'passport.get_client', { status: 200, body: fx.passportFound })
+  respondToOperation(upstream, 'dealer.discount', { status: 500, body: { success: false } })
+  respondToOperation(upstream, 'dealer.client', { status: 200, body: fx.contractorResult })
   const degraded = await app.inject({ url: PROFILE, headers: token })
   t.equal(degraded.headers['x-degraded'], 'discount')
   // The client's copy (passport and contractor) is written after the answer has gone.
@@ -61,7 +61,7 @@ async function liveScrape (t: Parameters<typeof buildTestApp>[0]): Promise<Map<s
     'the copy is written')
   // The passport's answer breaks its schema: refused, and the copy answers instead.
   const drifted = fx.catalogCarsView.map(crumb => ({ ...crumb, data: fx.breadcrumbData }))
-  answerOperation(upstream, 'passport.get_client',
+  respondToOperation(upstream, 'passport.get_client',
     { status: 200, body: { ...fx.passportFound, catalog_cars_view: drifted } })
   const stale = await app.inject({ url: PROFILE, headers: token })
   t.equal(stale.statusCode, 200)

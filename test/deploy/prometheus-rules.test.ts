@@ -52,7 +52,7 @@ t.test('every registered route has its error budget and dashboard lines, or the 
   const burn = rules.find(rule => 'alert' in rule && rule.alert === 'BffProfileErrorBudgetBurn')
   const panels = JSON.stringify(dashboard().panels)
   const operations = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8')
-  const routes = routeModules.flatMap(module => Object.keys(module.answers))
+  const routes = routeModules.flatMap(module => Object.keys(module.errorCodes))
   t.ok(routes.includes('GET /api/users/profile'), 'the registry is read')
   for (const route of routes) {
     const path = route.split(' ')[1]!

@@ -20,9 +20,9 @@ for (const value of Object.values(catalog)) {
 }
 
 /** What each route answers besides success (docs/api.md), as its module declares it in the route registry. */
-const answers: Record<string, readonly string[]> = Object.assign({}, ...routeModules.map(route => route.answers))
+const answers: Record<string, readonly string[]> = Object.assign({}, ...routeModules.map(route => route.errorCodes))
 /** Catalog codes no documented route answers, and why. */
-const answeredByNoRoute: Record<string, string> = {
+const repliedByNoRoute: Record<string, string> = {
   NOT_FOUND: 'the answer to a path that is not a route',
   METHOD_NOT_ALLOWED: 'the answer to a route\'s path with a method no route serves there (described ' +
     'in the document\'s info)',
@@ -32,7 +32,7 @@ const answeredByNoRoute: Record<string, string> = {
 
 t.test('the table covers the whole catalog', async t => {
   t.same([...statusOf.keys()].sort(), [...catalog.errorCodes].sort(), 'every code has a constructor')
-  const placed = new Set([...Object.values(answers).flat(), ...Object.keys(answeredByNoRoute)])
+  const placed = new Set([...Object.values(answers).flat(), ...Object.keys(repliedByNoRoute)])
   for (const code of catalog.errorCodes) t.ok(placed.has(code), `${code} is answered by a route or explained`)
 })
 

@@ -7,10 +7,10 @@ import { Type } from 'typebox'
 import * as fx from '../../schemas/fixtures.ts'
 import type { OperationName } from '../../schemas/operations.ts'
 import { deprecated } from '../../src/plugins/app/deprecation/deprecated.ts'
-import { documented } from '../../src/routes/standard-answers.ts'
+import { documented } from '../../src/routes/standard-responses.ts'
 import { buildTestApp, CONSOLE_KEY, type TestApp } from '../helpers/build-app.ts'
 import { bearer, claimsFor, hs256 } from '../helpers/tokens.ts'
-import { answerOperation, answerOperations } from '../helpers/upstream-mock.ts'
+import { respondToOperation, respondToOperations } from '../helpers/upstream-mock.ts'
 
 type Json = Record<string, any>
 
@@ -31,11 +31,11 @@ const consoleKey = { 'x-console-key': CONSOLE_KEY }
 const consoleBody = { operation: 'passport.get_client', params: fx.passportParams }
 
 function answer (upstream: TestApp['upstream'], operation: OperationName, status: number, body: unknown) {
-  answerOperation(upstream, operation, { status, body })
+  respondToOperation(upstream, operation, { status, body })
 }
 
-function answerAll (upstream: TestApp['upstream']) {
-  answerOperations(upstream, {
+function respondAll (upstream: TestApp['upstream']) {
+  respondToOperations(upstream, {
     'passport.get_client': { status: 200, body: fx.passportFound },
     'dealer.discount': { status: 200, body: fx.discountWithBonuses },
     'dealer.client': { status: 200, body: fx.contractorResult }
@@ -66,10 +66,10 @@ t.test('every answer of every route carries only headers its document declares f
 
   t.test('profile', async t => {
     const { app, upstream } = await buildTestApp(t)
-    answerAll(upstream)
+    respondAll(upstream)
     const ok = await check(app, { url: PROFILE, headers: IVANOV }, 200)
     t.ok(ok.headers['cache-control'] && ok.headers.vary && ok.headers['x-ratelimit-limit'], 'the 200\'s headers')
-    answerAll(upstream)
+    respondAll(upstream)
     await check(app, { url: PROFILE, headers: { ...IVANOV, 'if-none-match': String(ok.headers.etag) } }, 304)
     answer(upstream, 'passport.get_client', 200, fx.passportFound)
     answer(upstream, 'dealer.discount', 500, {})
@@ -82,14 +82,14 @@ t.test('every answer of every route carries only headers its document declares f
     await check(app, { url: PROFILE, headers: IVANOV }, 404)
     answer(upstream, 'passport.get_client', 500, { error: 'down' })
     await check(app, { url: PROFILE, headers: bearer(hs256(claimsFor(fx.PETROVA))) }, 502)
-    answerOperation(upstream, 'passport.get_client', { error: new Error('connect ECONNREFUSED') })
+    respondToOperation(upstream, 'passport.get_client', { error: new Error('connect ECONNREFUSED') })
     await check(app, { url: PROFILE, headers: bearer(hs256(claimsFor(fx.UNKNOWN))) }, 503)
   })
 
   t.test('profile: 426 and 429', async t => {
     const { app, upstream } = await buildTestApp(t, { MIN_APP_VERSION: '2.0.0', RATE_LIMIT_PROFILE_PER_MINUTE: '1' })
     await check(app, { url: PROFILE, headers: { ...IVANOV, 'x-app-version': '1.9.0' } }, 426)
-    answerAll(upstream)
+    respondAll(upstream)
     await check(app, { url: PROFILE, headers: IVANOV }, 200)
     await check(app, { url: PROFILE, headers: IVANOV }, 429)
   })
@@ -109,7 +109,7 @@ t.test('every answer of every route carries only headers its document declares f
     await check(app, {
       method: 'POST', url: CONSOLE, headers: { ...consoleKey, 'content-type': 'text/plain' }, payload: 'x'
     }, 415)
-    answerOperation(upstream, 'passport.get_client', { error: new Error('connect ECONNREFUSED') })
+    respondToOperation(upstream, 'passport.get_client', { error: new Error('connect ECONNREFUSED') })
     await check(app, { method: 'POST', url: CONSOLE, headers: consoleKey, payload: consoleBody }, 503)
     await check(app, { method: 'POST', url: CONSOLE, headers: consoleKey, payload: consoleBody }, 429)
   })
@@ -157,7 +157,7 @@ t.test('every operation takes x-request-id, without a pattern, and declares it o
 
 t.test('a malformed x-request-id is replaced on every route, never refused', async t => {
   const { app, upstream } = await buildTestApp(t)
-  answerAll(upstream)
+  respondAll(upstream)
   answer(upstream, 'passport.get_client', 200, fx.passportFound)
   const malformed = 'not an id; with spaces and a semicolon'
   const requests = [

@@ -35,7 +35,7 @@ t.test('openapi.yaml is the document the code generates', async t => {
 t.test('the document lists the routes in the registry\'s order: a route appended there appends its path', async t => {
   const { app } = await buildTestApp(t)
   const doc: Json = (await app.inject('/docs/json')).json()
-  const registered = [...new Set(routeModules.flatMap(module => Object.keys(module.answers))
+  const registered = [...new Set(routeModules.flatMap(module => Object.keys(module.errorCodes))
     .map(route => route.split(' ')[1]!))]
   t.strictSame(Object.keys(doc.paths).filter(path => registered.includes(path)), registered)
 })
@@ -125,9 +125,9 @@ t.test('examples: one console request per operation, and every example satisfies
 
   const answer = doc.components.schemas.ConsoleAnswer
   t.ok(answer.examples.length > 0)
-  const checkAnswer = Compile(ConsoleAnswer)
+  const checkResponse = Compile(ConsoleAnswer)
   for (const example of answer.examples) {
-    t.ok(checkAnswer.Check(example),
+    t.ok(checkResponse.Check(example),
       `answer example ${example.operation} is valid`)
   }
 

@@ -14,14 +14,15 @@ import t from 'tap'
 import { Redis } from 'ioredis'
 import { operations } from '../../schemas/operations.ts'
 import { signToken } from '../../sandbox/sign.ts'
-import { ivanov, unknownAnswers, type SeededClient } from '../../sandbox/seed.ts'
+import { ivanov, unknownResponses, type SeededClient } from '../../sandbox/seed.ts'
 import { startFaultUpstream } from '../../sandbox/faults.ts'
 import { profileCacheKeys } from '../../src/config.ts'
 import { cacheKey, identityName } from '../../src/profile/last-known/keys.ts'
 import { DEALER_KEY, JWT_SECRET, PASSPORT_KEY } from '../helpers/build-app.ts'
 import { hs256 } from '../helpers/tokens.ts'
 import {
-  eventually, get, requireBinaries, startNginx, startSentinelGroup, startServerProcess, type Answer, type ServerProcess
+  eventually, get, requireBinaries, startNginx, startSentinelGroup, startServerProcess, type HttpResult,
+  type ServerProcess
 } from '../helpers/real-servers.ts'
 
 // Setup (a replicated Redis, three Sentinels, three instances) and about half a minute of load on a busy machine.
@@ -74,7 +75,7 @@ async function scraped (instance: ServerProcess, metric: string): Promise<number
   return line === undefined ? 0 : Number(line.slice(metric.length + 1))
 }
 
-interface Timed extends Answer { at: number }
+interface Timed extends HttpResult { at: number }
 
 /** Each load client asks for its profile through nginx, pauses, and again, until stopped. */
 function steadyLoad (nginx: string) {
@@ -116,7 +117,7 @@ if (binaries !== undefined) {
       const notFound = {
         kind: 'answer' as const,
         status: operations['passport.get_client'].notFound.status,
-        body: unknownAnswers.passport
+        body: unknownResponses.passport
       }
       // The passport forgets GONE's requests by their x-request-id, which the service forwards.
       upstream.set('passport.get_client', (_operation, headers) =>
@@ -228,7 +229,7 @@ if (binaries !== undefined) {
       }, 'nginx sends to every instance again', 20_000)
 
       // Shared counting on the new primary: one client's burst over the three instances is limited once.
-      const burst: Answer[] = []
+      const burst: HttpResult[] = []
       for (let i = 0; i < LIMIT + 3; i++) burst.push(await get(`${nginx}${PROFILE}`, bearer(BURST)))
       t.same(burst.map(answer => answer.status), [...Array(LIMIT).fill(200), 429, 429, 429],
         `${LIMIT} served across the instances, then 429`)

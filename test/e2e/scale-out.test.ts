@@ -15,7 +15,9 @@ import { startSandboxUpstream } from '../../sandbox/upstream.ts'
 import { ivanov, petrova } from '../../sandbox/seed.ts'
 import { configProblems, CONSOLE_KEY, DEALER_KEY, JWT_SECRET, PASSPORT_KEY, testConfig } from '../helpers/build-app.ts'
 import { hs256 } from '../helpers/tokens.ts'
-import { eventually, get, requireBinaries, startRedis, type Answer, type RedisServer } from '../helpers/real-servers.ts'
+import {
+  eventually, get, requireBinaries, startRedis, type HttpResult, type RedisServer
+} from '../helpers/real-servers.ts'
 
 const LIMIT = 5
 const AUTH_LIMIT = 3
@@ -54,8 +56,8 @@ const redisState = async (base: string) =>
   (JSON.parse((await get(`${base}/health/ready`)).body) as { redis?: string }).redis
 
 /** `count` profiles of one client, alternating between the instances. */
-async function alternate (bases: string[], headers: Record<string, string>, count: number): Promise<Answer[]> {
-  const answers: Answer[] = []
+async function alternate (bases: string[], headers: Record<string, string>, count: number): Promise<HttpResult[]> {
+  const answers: HttpResult[] = []
   for (let i = 0; i < count; i++) answers.push(await get(`${bases[i % bases.length]!}${PROFILE}`, headers))
   return answers
 }

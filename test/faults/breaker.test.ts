@@ -14,7 +14,7 @@ import type { PassportParams } from '../../schemas/passport.ts'
 import type { Profile } from '../../schemas/profile.ts'
 import { signToken } from '../../sandbox/sign.ts'
 import {
-  consoleCall, faultService, faultUpstream, MiB, readAnswer, SECRETS, until,
+  consoleCall, faultService, faultUpstream, MiB, readResponse, SECRETS, until,
   type Fault
 } from '../helpers/fault-upstream.ts'
 
@@ -50,7 +50,7 @@ async function warmService (t: Test, env: Record<string, string>): Promise<strin
 
 /**
  * The n-th of many clients (1, 2, ...), each its own token's subject. The sandbox knows only two records: the
- * passport answers theirs by `answerAny` (the request id names the client).
+ * passport answers theirs by `respondAny` (the request id names the client).
  */
 const client = (n: number): PassportParams => ({
   vendor: petrova.identity.vendor,
@@ -61,7 +61,7 @@ const idOf = (n: number, tag = 'client') => `${tag}-${n}-${Math.random().toStrin
 const clientOfId = (headers: IncomingHttpHeaders) => Number(String(headers['x-request-id']).split('-')[1])
 
 /** The passport's record of the client the request id names: every client has one. */
-function answerAny (headers: IncomingHttpHeaders): Fault {
+function respondAny (headers: IncomingHttpHeaders): Fault {
   const who = client(clientOfId(headers))
   return {
     kind: 'answer',
@@ -94,7 +94,7 @@ t.test('30 broken-record answers for two clients leave the other clients served'
 
   let served = 0
   for (let i = 0; i < 30; i++) {
-    const { status, body } = await readAnswer(t,
+    const { status, body } = await readResponse(t,
       await profile(base, i % 2 === 0 ? ivanov.identity : petrova.identity, `broken-${i % 2}-${i}`))
     t.equal(status, 502, `broken answer ${i + 1} is its caller's 502`)
     t.match(body, { code: 'UPSTREAM_BAD_RESPONSE' })
@@ -103,7 +103,7 @@ t.test('30 broken-record answers for two clients leave the other clients served'
   }
   t.equal(served, 10, 'the clients in between were served')
   for (const who of [ivanov, petrova]) {
-    const { status, body } = await readAnswer(t, await profile(base, who.identity))
+    const { status, body } = await readResponse(t, await profile(base, who.identity))
     t.equal(status, 200, 'served after all 30')
     t.same((body as Profile).degraded, [])
   }
@@ -128,13 +128,13 @@ t.test('a passport failing for every client opens its breaker at the minimum vol
       const codes: string[] = []
       // Every call another client's: each counts (one client alone counts for its share of the window only).
       for (let i = 0; i < calls; i++) {
-        codes.push(((await readAnswer(t, await profile(base, client(i + 1)))).body as { code: string }).code)
+        codes.push(((await readResponse(t, await profile(base, client(i + 1)))).body as { code: string }).code)
       }
       t.strictSame(codes, Array(calls).fill(code), `the first ${calls} calls met the failure`)
       t.equal(passportCalls(), calls * perCall)
 
       for (let i = 0; i < 5; i++) {
-        const { status, headers, body } = await readAnswer(t, await profile(base, petrova.identity))
+        const { status, headers, body } = await readResponse(t, await profile(base, petrova.identity))
         t.equal(status, 503, 'open: refused')
         t.match(body, { code: 'UPSTREAM_UNAVAILABLE', message: /passport\.get_client/ })
         const retryAfter = Number(headers.get('retry-after'))
@@ -176,7 +176,7 @@ t.test('passport: a successful probe after the half-open delay closes the breake
   // The passport recovers; the breaker does not know until its next probe.
   upstream.set('passport.get_client', NORMAL)
   advance(HALF_OPEN_MS)
-  const { status, headers, body } = await readAnswer(t, await profile(base, petrova.identity))
+  const { status, headers, body } = await readResponse(t, await profile(base, petrova.identity))
   t.equal(status, 200, 'the probe succeeded')
   t.equal(headers.get('x-degraded'), null)
   t.same((body as Profile).degraded, [], 'the profile is whole')
@@ -229,7 +229,7 @@ t.test('two accounts dropping their requests at half-open cannot hold the passpo
 
   // The passport recovers; the attackers' requests are held a while, so that they can drop them in flight.
   upstream.set('passport.get_client', (_operation, headers: IncomingHttpHeaders) =>
-    String(headers['x-request-id']).startsWith('drop-') ? { kind: 'slow', ms: 300 } : answerAny(headers))
+    String(headers['x-request-id']).startsWith('drop-') ? { kind: 'slow', ms: 300 } : respondAny(headers))
   advance(HALF_OPEN_MS)
   const before = passportCalls()
   t.ok(await sendAndDrop(base, ivanov.identity), 'the first account is the probe, and drops it')
@@ -239,7 +239,7 @@ t.test('two accounts dropping their requests at half-open cannot hold the passpo
   let status = 0
   for (let i = 0; i < 50; i++) {
     if (i > 0) await new Promise(resolve => setTimeout(resolve, 100))
-    const answer = await readAnswer(t, await profile(base, client(5), idOf(5)))
+    const answer = await readResponse(t, await profile(base, client(5), idOf(5)))
     status = answer.status
     if (status !== 503) {
       t.same((answer.body as Profile).stale, [], 'fresh')
@@ -253,7 +253,7 @@ t.test('two accounts dropping their requests at half-open cannot hold the passpo
 
 /** A handler that fails (500) the requests whose id starts with `bad-` and answers every other client's record. */
 const failingRecords = (_operation: string, headers: IncomingHttpHeaders): Fault =>
-  String(headers['x-request-id']).startsWith('bad-') ? { kind: 'status', status: 500 } : answerAny(headers)
+  String(headers['x-request-id']).startsWith('bad-') ? { kind: 'status', status: 500 } : respondAny(headers)
 
 t.test('four accounts whose own records make the passport answer 5xx cannot open its breaker when traffic is ' +
   'quiet (issue 47, item 8b)', async t => {
@@ -264,13 +264,13 @@ t.test('four accounts whose own records make the passport answer 5xx cannot open
   // Ten requests each, in turn, within a second: 40 failures, no other traffic at all.
   for (let i = 0; i < 40; i++) {
     const n = 1 + (i % 4)
-    const { status } = await readAnswer(t, await profile(base, client(n), idOf(n, 'bad')))
+    const { status } = await readResponse(t, await profile(base, client(n), idOf(n, 'bad')))
     statuses.set(status, (statuses.get(status) ?? 0) + 1)
     advance(25)
   }
   t.strictSame([...statuses], [[502, 40]], 'each failure was its own 502, never a refusal')
   t.equal(passportCalls(), 40, 'every one reached the passport: the breaker stayed closed')
-  const { status, headers, body } = await readAnswer(t, await profile(base, client(5), idOf(5)))
+  const { status, headers, body } = await readResponse(t, await profile(base, client(5), idOf(5)))
   t.equal(status, 200, 'the honest client is served')
   t.equal(headers.get('x-stale'), null)
   t.same((body as Profile).stale, [], 'fresh, not a stale copy')
@@ -298,7 +298,7 @@ t.test('two accounts whose own records make the passport answer 5xx cannot hold 
       t.ok(codes.slice(2).every(code => code === 503), 'then waited for another caller\'s probe')
       t.equal(passportCalls(), before + 2)
     }
-    const { status, body } = await readAnswer(t, await profile(base, client(2 + round), idOf(2 + round)))
+    const { status, body } = await readResponse(t, await profile(base, client(2 + round), idOf(2 + round)))
     t.equal(status, 200, `round ${round}: the honest client is served`)
     t.same((body as Profile).stale, [], 'fresh, not a stale copy')
     if (round > 1) t.ok(codes.every(code => code === 502), 'closed: the accounts get their own 502s, never 503')
@@ -310,19 +310,19 @@ t.test('four accounts whose own dealer records make the discount answer 5xx cann
   const base = await warmService(t, {})
   // The passport answers each account's record, and PETROVA's.
   upstream.set('passport.get_client', (_operation, headers) =>
-    String(headers['x-request-id']).startsWith('bad-') ? answerAny(headers) : NORMAL)
+    String(headers['x-request-id']).startsWith('bad-') ? respondAny(headers) : NORMAL)
   upstream.set('dealer.discount', (_operation, headers: IncomingHttpHeaders) =>
     String(headers['x-request-id']).startsWith('bad-') ? { kind: 'status', status: 503 } : NORMAL)
   let degraded = 0
   for (let i = 0; i < 40; i++) {
     const n = 1 + (i % 4)
-    const { status, headers } = await readAnswer(t, await profile(base, client(n), idOf(n, 'bad')))
+    const { status, headers } = await readResponse(t, await profile(base, client(n), idOf(n, 'bad')))
     if (status === 200 && String(headers.get('x-degraded')).includes('discount')) degraded++
     advance(25)
   }
   t.equal(degraded, 40, "each account's own discount section degraded")
   t.equal(upstream.counts()['dealer.discount'], 40, 'every call reached the dealer: its breaker stayed closed')
-  const { status, headers } = await readAnswer(t, await profile(base, petrova.identity))
+  const { status, headers } = await readResponse(t, await profile(base, petrova.identity))
   t.equal(status, 200)
   t.equal(headers.get('x-degraded'), null, "the honest client's profile is whole")
   t.equal(headers.get('x-stale'), null)
@@ -337,13 +337,13 @@ t.test('one client failing at its full rate (2 a second) never opens the passpor
   upstream.set('passport.get_client', (_operation, headers: IncomingHttpHeaders) => {
     const id = String(headers['x-request-id'])
     if (id.startsWith('bad-')) return { kind: 'status', status: 500 }
-    return id.startsWith('client-') ? answerAny(headers) : NORMAL
+    return id.startsWith('client-') ? respondAny(headers) : NORMAL
   })
   const statuses = new Map<number, number>()
   let served = 0
   // Two minutes at 120 a minute; another client (four in turn) once every ten seconds, else quiet.
   for (let i = 0; i < 240; i++) {
-    const { status } = await readAnswer(t, await profile(base, ivanov.identity, idOf(i, 'bad')))
+    const { status } = await readResponse(t, await profile(base, ivanov.identity, idOf(i, 'bad')))
     statuses.set(status, (statuses.get(status) ?? 0) + 1)
     const other = 1 + (Math.floor(i / 20) % 4)
     if (i % 20 === 19 && (await profile(base, client(other), idOf(other))).status === 200) served++
@@ -378,13 +378,13 @@ t.test('dealers failing for everyone: their breakers open, profiles degrade with
   const failing = () => failures[turn++ % failures.length]!
   upstream.set('dealer.discount', failing)
   upstream.set('dealer.client', failing)
-  upstream.set('passport.get_client', (_operation, headers) => answerAny(headers))
+  upstream.set('passport.get_client', (_operation, headers) => respondAny(headers))
 
   const seen: number[] = []
   let degraded = 0
   for (let i = 0; i < 30; i++) {
     // Thirty clients: the dealers fail for every one of them.
-    const { status, headers, body } = await readAnswer(t, await profile(base, client(i + 1), idOf(i + 1)))
+    const { status, headers, body } = await readResponse(t, await profile(base, client(i + 1), idOf(i + 1)))
     const answer = body as Profile
     if (status === 200 && headers.get('x-degraded') === 'discount,contractor' && answer.discount === null &&
       answer.contractor === null) degraded++
@@ -402,7 +402,7 @@ t.test('dealers failing for everyone: their breakers open, profiles degrade with
 
   // The console is an operator's view of the real upstream: past the breaker.
   upstream.set('dealer.discount', NORMAL)
-  const { status, body } = await readAnswer(t,
+  const { status, body } = await readResponse(t,
     await consoleCall(base, 'dealer.discount', { uid_client: petrova.identity.uid_client }))
   t.equal(status, 200)
   t.match(body, { operation: 'dealer.discount', status: 200, contract: { valid: true } })
@@ -418,22 +418,22 @@ t.test('failures older than the window are forgotten, however quiet the operatio
     String(headers['x-request-id']).startsWith('broken-') ? { kind: 'status', status: 500 } : NORMAL)
   // Many broken clients (one alone counts for its share only); the passport answers each of them.
   upstream.set('passport.get_client', (_operation, headers) =>
-    String(headers['x-request-id']).startsWith('broken-') ? answerAny(headers) : NORMAL)
+    String(headers['x-request-id']).startsWith('broken-') ? respondAny(headers) : NORMAL)
   const healthyProfile = async (name: string) => {
-    const { status, headers } = await readAnswer(t, await profile(base, petrova.identity))
+    const { status, headers } = await readResponse(t, await profile(base, petrova.identity))
     t.equal(status, 200)
     t.equal(headers.get('x-degraded'), null, `${name}: a healthy client's profile is whole`)
   }
 
   for (let i = 0; i < MIN_CALLS - 2; i++) {
-    const { status, headers } = await readAnswer(t, await profile(base, client(i + 1), idOf(i + 1, 'broken')))
+    const { status, headers } = await readResponse(t, await profile(base, client(i + 1), idOf(i + 1, 'broken')))
     t.equal(status, 200)
     t.equal(headers.get('x-degraded'), 'discount', `broken profile ${i + 1}: its discount degraded`)
   }
   await healthyProfile('under the minimum volume')
   // Quiet for longer than the window: every failure so far is older than it.
   advance(WINDOW_MS + 200)
-  const { headers } = await readAnswer(t, await profile(base, client(99), idOf(99, 'broken')))
+  const { headers } = await readResponse(t, await profile(base, client(99), idOf(99, 'broken')))
   t.equal(headers.get('x-degraded'), 'discount', 'one more broken profile')
   const before = upstream.counts()['dealer.discount']
   await healthyProfile('after the quiet and one failure')

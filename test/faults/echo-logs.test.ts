@@ -9,7 +9,7 @@ import t from 'tap'
 import * as fx from '../../schemas/fixtures.ts'
 import { operations, type OperationName } from '../../schemas/operations.ts'
 import { loggerOptions } from '../../src/logger.ts'
-import { consoleCall, faultService, readAnswer, SECRETS } from '../helpers/fault-upstream.ts'
+import { consoleCall, faultService, readResponse, SECRETS } from '../helpers/fault-upstream.ts'
 import { listenLocally } from '../helpers/local-server.ts'
 import { bearer, claimsFor, hs256 } from '../helpers/tokens.ts'
 
@@ -111,12 +111,12 @@ t.test('every failure kind, echoing the keys and the login everywhere: no log li
     mode = name
     for (const target of ['passport', 'dealers'] as const) {
       failing = target
-      const { status, headers } = await readAnswer(t, await profile())
+      const { status, headers } = await readResponse(t, await profile())
       if (target === 'dealers') t.equal(headers.get('x-degraded'), 'discount,contractor', `${name}: dealers degraded`)
       else t.ok(status >= 502 && status <= 504, `${name}: the passport's failure is the caller's ${status}`)
     }
     failing = 'passport'
-    await readAnswer(t, await consoleCall(base, 'passport.get_client', fx.passportParams))
+    await readResponse(t, await consoleCall(base, 'passport.get_client', fx.passportParams))
   }
   for (const line of lines) {
     const reason = (JSON.parse(line) as { reason?: unknown }).reason

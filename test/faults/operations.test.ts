@@ -8,7 +8,7 @@ import type { ConsoleAnswer } from '../../schemas/console.ts'
 import type { Profile } from '../../schemas/profile.ts'
 import type { OperationName } from '../../schemas/operations.ts'
 import {
-  consoleCall, faultService, faultUpstream, MiB, profileOf, readAnswer, until,
+  consoleCall, faultService, faultUpstream, MiB, profileOf, readResponse, until,
   type Fault, type FaultUpstream
 } from '../helpers/fault-upstream.ts'
 
@@ -117,7 +117,7 @@ for (const c of cases) {
       upstream.reset()
       upstream.set('passport.get_client', c.fault)
       const rssBefore = process.memoryUsage.rss()
-      const { status, body } = await readAnswer(t, await profileOf(base, petrova.identity))
+      const { status, body } = await readResponse(t, await profileOf(base, petrova.identity))
       t.equal(status, c.passport.status)
       t.match(body, { code: c.passport.code, message: /passport\.get_client/ })
       t.equal(upstream.counts()['dealer.discount'] + upstream.counts()['dealer.client'], 0, 'no dealer call')
@@ -134,7 +134,7 @@ for (const c of cases) {
       t.test(`${operation}: its section degrades, the rest of the profile is whole`, async t => {
         upstream.reset()
         upstream.set(operation, c.fault)
-        const { status, headers, body } = await readAnswer(t, await profileOf(base, petrova.identity))
+        const { status, headers, body } = await readResponse(t, await profileOf(base, petrova.identity))
         t.equal(status, 200)
         const profile = body as Profile
         const section = sections[operation]
@@ -152,7 +152,7 @@ for (const c of cases) {
       t.test(`console, ${operation}`, async t => {
         upstream.reset()
         upstream.set(operation, c.fault)
-        const { status, body } = await readAnswer(t, await consoleCall(base, operation, paramsOf(operation)))
+        const { status, body } = await readResponse(t, await consoleCall(base, operation, paramsOf(operation)))
         if ('data' in c.console) {
           t.equal(status, 200, 'an answer that arrived is data')
           const answer = body as ConsoleAnswer

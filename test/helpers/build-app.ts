@@ -46,7 +46,7 @@ export function configProblems (env: Record<string, string>): string[] {
 export interface TestApp {
   app: Awaited<ReturnType<typeof buildApp>>
   agent: MockAgent
-  /** The fake upstream origin: answerOperations(upstream, ...) or `upstream.intercept(...).reply(...)`. */
+  /** The fake upstream origin: respondToOperations(upstream, ...) or `upstream.intercept(...).reply(...)`. */
   upstream: MockOrigin
   config: Config
 }

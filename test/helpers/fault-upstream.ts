@@ -48,9 +48,10 @@ export async function faultService (t: Test, upstreamUrl: string, env: Record<st
   return await app.listen({ host: '127.0.0.1', port: 0 })
 }
 
-export const profileOf = (base: string, who: PassportParams) => fetch(`${base}/api/users/profile`, {
+export const profileOf = (base: string, client: PassportParams) => fetch(`${base}/api/users/profile`, {
   headers: {
-    authorization: `Bearer ${signToken({ sub: who.uid_client, login: who.login, vendor: who.vendor }, JWT_SECRET)}`
+    authorization: `Bearer ${signToken({ sub: client.uid_client, login: client.login, vendor: client.vendor },
+      JWT_SECRET)}`
   }
 })
 
@@ -66,7 +67,7 @@ const isErrorBody = Compile(ErrorBody)
  * Reads an answer and checks, in one assertion, what every answer owes its caller: an x-request-id, no
  * secret in a header or the body, and for an error exactly an ErrorBody of its status. Answers the body.
  */
-export async function readAnswer (t: Test, res: Response): Promise<{
+export async function readResponse (t: Test, res: Response): Promise<{
   status: number, headers: Headers, body: unknown
 }> {
   const text = await res.text()

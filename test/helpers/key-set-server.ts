@@ -21,7 +21,7 @@ export function setKeyPair (kind: 'rsa' | 'ec' | 'ed25519', kid: string): SetKey
   return { kid, privateKey, jwk: { ...publicKey.export({ format: 'jwk' }), kid, use: 'sig' } }
 }
 
-type Answer = (request: IncomingMessage, response: ServerResponse) => void
+type Handler = (request: IncomingMessage, response: ServerResponse) => void
 
 export interface KeySetServer {
   /** The key set URL, e.g. http://127.0.0.1:39123/certs */
@@ -31,15 +31,15 @@ export interface KeySetServer {
   /** Publishes these members (or any body, for the garbage cases) with optional headers. */
   publish (members: unknown[] | { body: string }, headers?: Record<string, string>): void
   /** Answers every fetch with this instead, until `publish` is called again. */
-  failWith (answer: Answer): void
+  failWith (handler: Handler): void
 }
 
 export async function startKeySetServer (t: Teardown): Promise<KeySetServer> {
   let fetches = 0
-  let answer: Answer = (_request, response) => { response.writeHead(503).end() }
+  let handler: Handler = (_request, response) => { response.writeHead(503).end() }
   const server = createServer((request, response) => {
     fetches++
-    answer(request, response)
+    handler(request, response)
   })
   const origin = await listenLocally(t, server)
   return {
@@ -47,11 +47,11 @@ export async function startKeySetServer (t: Teardown): Promise<KeySetServer> {
     get fetches () { return fetches },
     publish (members, headers = {}) {
       const body = Array.isArray(members) ? JSON.stringify({ keys: members }) : members.body
-      answer = (_request, response) => {
+      handler = (_request, response) => {
         response.writeHead(200, { 'content-type': 'application/json', ...headers }).end(body)
       }
     },
-    failWith (next) { answer = next }
+    failWith (next) { handler = next }
   }
 }
 

@@ -303,13 +303,13 @@ export async function startServerProcess (
   return { child: server.child, url, logs, exited: server.exited }
 }
 
-export interface Answer { status: number, headers: Record<string, string | string[] | undefined>, body: string }
+export interface HttpResult { status: number, headers: Record<string, string | string[] | undefined>, body: string }
 
 /**
  * One GET on its own connection, from `localAddress` (any 127.x.y.z is this machine) when given; an https URL over
  * HTTP/1.1, trusting the certificates of the nginx sites started here.
  */
-export function get (url: string, headers: Record<string, string> = {}, localAddress?: string): Promise<Answer> {
+export function get (url: string, headers: Record<string, string> = {}, localAddress?: string): Promise<HttpResult> {
   return new Promise((resolve, reject) => {
     const options = {
       headers,

@@ -14,9 +14,9 @@ const now = () => Math.floor(Date.now() / 1000)
 
 /** The claims of a valid token for the IVANOV fixture, valid for ten minutes. */
 export function claimsFor (
-  who: { uid_client: string, login: string, vendor: string } = IVANOV, extra: Claims = {}
+  client: { uid_client: string, login: string, vendor: string } = IVANOV, extra: Claims = {}
 ): Claims {
-  return { sub: who.uid_client, login: who.login, vendor: who.vendor, iat: now(), exp: now() + 600, ...extra }
+  return { sub: client.uid_client, login: client.login, vendor: client.vendor, iat: now(), exp: now() + 600, ...extra }
 }
 
 /** `header.payload` of a JWS with the given header fields. */

@@ -46,7 +46,7 @@ export interface Sent { operation: OperationName, path: string, body: string, he
  * Answers POSTs of `operation` at `path` (its documented one unless told) with `reply`, and records what reached
  * it in `into`.
  */
-export function answerOperation (origin: MockOrigin, operation: OperationName, reply: Reply,
+export function respondToOperation (origin: MockOrigin, operation: OperationName, reply: Reply,
   { path = operations[operation].path, into = [] }: { path?: string, into?: Sent[] } = {}): void {
   const interceptor = origin.intercept({ path, method: 'POST' })
   if ('error' in reply) {
@@ -67,10 +67,10 @@ export function answerOperation (origin: MockOrigin, operation: OperationName, r
 }
 
 /** Answers each named operation at its documented path; answers what reached the upstream, in order. */
-export function answerOperations (origin: MockOrigin, answers: Partial<Record<OperationName, Reply>>): Sent[] {
+export function respondToOperations (origin: MockOrigin, responses: Partial<Record<OperationName, Reply>>): Sent[] {
   const sent: Sent[] = []
-  for (const [operation, reply] of Object.entries(answers) as Array<[OperationName, Reply]>) {
-    answerOperation(origin, operation, reply, { into: sent })
+  for (const [operation, reply] of Object.entries(responses) as Array<[OperationName, Reply]>) {
+    respondToOperation(origin, operation, reply, { into: sent })
   }
   return sent
 }

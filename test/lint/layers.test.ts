@@ -97,7 +97,7 @@ const allowed: Case[] = [
   { file: 'src/routes/feature/ok.ts', imports: 'src/plugins/app/errors/index.ts', type: true },
   { file: 'src/plugins/app/f/ok.ts', imports: 'src/auth/caller.ts' },
   { file: 'src/plugins/app/f/ok.ts', imports: 'src/config.ts' },
-  { file: 'src/routes/feature/ok.ts', imports: 'src/routes/standard-answers.ts' },
+  { file: 'src/routes/feature/ok.ts', imports: 'src/routes/standard-responses.ts' },
   { file: 'src/metrics/ok.ts', imports: 'src/prom.ts' },
   { file: 'src/app.ts', imports: 'src/plugins/app/auth.ts' },
   { file: 'src/app.ts', imports: 'src/plugins/app/errors/index.ts' },

@@ -9,14 +9,14 @@ import { loggerOptions } from '../../src/logger.ts'
 import { createAppVersionCounts } from '../../src/plugins/app/app-version/metrics.ts'
 import { buildTestApp, configProblems, testConfig, type TestApp } from '../helpers/build-app.ts'
 import { bearer, claimsFor, hs256 } from '../helpers/tokens.ts'
-import { answerOperations } from '../helpers/upstream-mock.ts'
+import { respondToOperations } from '../helpers/upstream-mock.ts'
 
 const METRICS_KEY = 'metrics-key-for-tests-0123456789'
 const PROFILE = '/api/users/profile'
 
 /** Every upstream operation of a profile answers well, as often as asked. */
 function upstreamFine (upstream: TestApp['upstream']): void {
-  answerOperations(upstream, {
+  respondToOperations(upstream, {
     'passport.get_client': { status: 200, body: fx.passportFound, persist: true },
     'dealer.discount': { status: 200, body: fx.discountWithBonuses, persist: true },
     'dealer.client': { status: 200, body: fx.contractorResult, persist: true }

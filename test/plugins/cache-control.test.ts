@@ -9,7 +9,7 @@ import t, { type Test } from 'tap'
 import * as fx from '../../schemas/fixtures.ts'
 import { buildTestApp, CONSOLE_KEY, type TestApp } from '../helpers/build-app.ts'
 import { bearer, claimsFor, hs256 } from '../helpers/tokens.ts'
-import { answerOperation, answerOperations } from '../helpers/upstream-mock.ts'
+import { respondToOperation, respondToOperations } from '../helpers/upstream-mock.ts'
 
 const PROFILE = '/api/users/profile'
 const CONSOLE = '/request-console'
@@ -49,7 +49,7 @@ async function judged (t: Test, app: TestApp['app'], request: Request, status: n
   return res
 }
 
-const fine = (upstream: TestApp['upstream'], times = 1) => answerOperations(upstream, {
+const fine = (upstream: TestApp['upstream'], times = 1) => respondToOperations(upstream, {
   'passport.get_client': { status: 200, body: fx.passportFound, times },
   'dealer.discount': { status: 200, body: fx.discountWithBonuses, times },
   'dealer.client': { status: 200, body: fx.contractorResult, times }
@@ -87,7 +87,7 @@ t.test('every kind of answer of the authenticated routes says no-store', async t
     }
     t.equal(refused, 429, 'the refused-credential limit reached')
     // The client's own limit: three a minute, all spent (200, 304, HEAD).
-    answerOperation(upstream, 'passport.get_client', { status: 400, body: fx.passportNotFound })
+    respondToOperation(upstream, 'passport.get_client', { status: 400, body: fx.passportNotFound })
     const unknown = bearer(hs256(claimsFor(fx.UNKNOWN)))
     await judged(t, app, { url: PROFILE, headers: unknown }, 404, seen)
     await judged(t, app, { url: PROFILE, headers: IVANOV }, 429, seen)
@@ -98,12 +98,12 @@ t.test('every kind of answer of the authenticated routes says no-store', async t
     app.get('/test/private-failure', { schema: { security: [{ bearerAuth: [] }] } }, async () => {
       throw new Error('a failure the catalog does not know')
     })
-    answerOperation(upstream, 'passport.get_client',
+    respondToOperation(upstream, 'passport.get_client',
       { status: 200, body: 'not json', headers: { 'content-type': 'text/plain' } })
     await judged(t, app, { url: PROFILE, headers: IVANOV }, 502, seen)
-    answerOperation(upstream, 'passport.get_client', { error: new Error('connection refused') })
+    respondToOperation(upstream, 'passport.get_client', { error: new Error('connection refused') })
     await judged(t, app, { url: PROFILE, headers: IVANOV }, 503, seen)
-    answerOperation(upstream, 'passport.get_client', { status: 200, body: fx.passportFound, delay: 5000 })
+    respondToOperation(upstream, 'passport.get_client', { status: 200, body: fx.passportFound, delay: 5000 })
     await judged(t, app, { url: PROFILE, headers: IVANOV }, 504, seen)
     await judged(t, app, { url: '/test/private-failure', headers: IVANOV }, 500, seen)
   })
@@ -121,7 +121,7 @@ t.test('every kind of answer of the authenticated routes says no-store', async t
   await t.test('the console: 200, 400, 401, 413, 415, 429, and its upstream failures', async t => {
     const { app, upstream } = await buildTestApp(t, env)
     const key = { 'x-console-key': CONSOLE_KEY }
-    answerOperation(upstream, 'dealer.discount', { status: 200, body: fx.discountWithBonuses })
+    respondToOperation(upstream, 'dealer.discount', { status: 200, body: fx.discountWithBonuses })
     const run = { operation: 'dealer.discount', params: fx.dealerParams }
     await judged(t, app, { method: 'POST', url: CONSOLE, headers: key, payload: run }, 200, seen)
     await judged(t, app, { method: 'POST', url: CONSOLE, headers: key, payload: {} }, 400, seen)
@@ -137,7 +137,7 @@ t.test('every kind of answer of the authenticated routes says no-store', async t
       headers: { ...key, 'content-type': 'application/json' },
       payload: JSON.stringify({ pad: 'x'.repeat(20_000) })
     }, 413, seen)
-    answerOperation(upstream, 'dealer.discount', { error: new Error('connection refused') })
+    respondToOperation(upstream, 'dealer.discount', { error: new Error('connection refused') })
     await judged(t, app, { method: 'POST', url: CONSOLE, headers: key, payload: run }, 503, seen)
     await judged(t, app, { method: 'POST', url: CONSOLE, headers: key, payload: run }, 429, seen)
     await judged(t, app, { method: 'POST', url: CONSOLE, payload: run, remoteAddress: '198.51.100.9' },
@@ -178,7 +178,7 @@ t.test('the document declares no-store on every answer of every operation that n
       responses: Record<string, { headers?: Record<string, { schema?: { examples?: string[] } }> }>
     }>>
   }
-  let judgedAnswers = 0
+  let judgedResponses = 0
   for (const [path, methods] of Object.entries(doc.paths)) {
     for (const [method, operation] of Object.entries(methods)) {
       if (operation.security === undefined || operation.security.length === 0) continue
@@ -187,9 +187,9 @@ t.test('the document declares no-store on every answer of every operation that n
         t.ok(declared, `${method} ${path} ${status} declares Cache-Control`)
         const headers = { 'cache-control': declared ?? '' }
         t.notOk(storable({ url: path }, 200, headers, false), `${method} ${path} ${status}: ${declared}`)
-        judgedAnswers++
+        judgedResponses++
       }
     }
   }
-  t.ok(judgedAnswers >= 20, `${judgedAnswers} answers judged`)
+  t.ok(judgedResponses >= 20, `${judgedResponses} answers judged`)
 })

@@ -10,7 +10,7 @@ import { MAX_CONTRACT_PATHS, normalizeContractPath, OTHER_PATH, upstreamMetrics 
 import type { OperationName } from '../../schemas/operations.ts'
 import { operations, operationNames } from '../../schemas/operations.ts'
 import { buildTestApp, CONSOLE_KEY, DEALER_KEY, JWT_SECRET, PASSPORT_KEY, type TestApp } from '../helpers/build-app.ts'
-import { answerOperation, answerOperations, slashRedirect } from '../helpers/upstream-mock.ts'
+import { respondToOperation, respondToOperations, slashRedirect } from '../helpers/upstream-mock.ts'
 import { bearer, hs256 } from '../helpers/tokens.ts'
 
 const METRICS_KEY = 'metrics-key-for-tests-0123456789'
@@ -100,9 +100,9 @@ t.test('every app has its own registry: two apps in one process count apart', as
 
 t.test('front requests by route pattern, method and status; never the raw URL', async t => {
   const { app, agent, upstream } = await metricsApp(t)
-  answerOperation(upstream, 'passport.get_client', { status: 200, body: fx.passportFound })
-  answerOperation(upstream, 'dealer.discount', { status: 200, body: fx.discountWithBonuses })
-  answerOperation(upstream, 'dealer.client', { status: 200, body: fx.contractorResult })
+  respondToOperation(upstream, 'passport.get_client', { status: 200, body: fx.passportFound })
+  respondToOperation(upstream, 'dealer.discount', { status: 200, body: fx.discountWithBonuses })
+  respondToOperation(upstream, 'dealer.client', { status: 200, body: fx.contractorResult })
 
   t.equal((await app.inject({ url: `${PROFILE}?login=${fx.IVANOV.login}`, headers: bearer(IVANOV_TOKEN) })).statusCode,
     200)
@@ -138,9 +138,9 @@ t.test('upstream exchanges by operation and outcome, hops followed, degraded sec
   const passport = operations['passport.get_client'].path
   // The passport moved to its slash path (one hop), the discount fails, the contractor is fine.
   upstream.intercept({ path: passport, method: 'POST' }).reply(...slashRedirect(passport))
-  answerOperation(upstream, 'passport.get_client', { status: 200, body: fx.passportFound }, { path: `${passport}/` })
-  answerOperation(upstream, 'dealer.discount', { status: 500, body: { success: false } })
-  answerOperation(upstream, 'dealer.client', { status: 200, body: fx.contractorResult })
+  respondToOperation(upstream, 'passport.get_client', { status: 200, body: fx.passportFound }, { path: `${passport}/` })
+  respondToOperation(upstream, 'dealer.discount', { status: 500, body: { success: false } })
+  respondToOperation(upstream, 'dealer.client', { status: 200, body: fx.contractorResult })
 
   const res = await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })
   agent.assertNoPendingInterceptors()
@@ -169,7 +169,7 @@ t.test('contract violations by operation and field path, array indexes folded', 
   const { app, agent, upstream } = await metricsApp(t)
   // Breadcrumbs 1 and 3 carry their data as an object instead of JSON text: one drifted field.
   const drifted = fx.catalogCarsView.map((crumb, i) => i % 2 === 1 ? { ...crumb, data: fx.breadcrumbData } : crumb)
-  answerOperation(upstream, 'passport.get_client',
+  respondToOperation(upstream, 'passport.get_client',
     { status: 200, body: { ...fx.passportFound, catalog_cars_view: drifted } })
 
   const res = await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })
@@ -186,13 +186,13 @@ t.test('contract violations by operation and field path, array indexes folded', 
 t.test('degraded sections count per answer sent, stale ones per load, both through the profile observer', async t => {
   const { app, upstream } = await metricsApp(t)
   // First a fresh profile without its contractor: the copy keeps the passport and the discount.
-  answerOperation(upstream, 'passport.get_client', { status: 200, body: fx.passportFound })
-  answerOperation(upstream, 'dealer.discount', { status: 200, body: fx.discountWithBonuses })
-  answerOperation(upstream, 'dealer.client', { status: 500, body: { success: false } })
+  respondToOperation(upstream, 'passport.get_client', { status: 200, body: fx.passportFound })
+  respondToOperation(upstream, 'dealer.discount', { status: 200, body: fx.discountWithBonuses })
+  respondToOperation(upstream, 'dealer.client', { status: 500, body: { success: false } })
   t.equal((await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })).headers['x-degraded'], 'contractor')
   await new Promise(resolve => setImmediate(resolve))
   // Then a burst of the same caller with both dealers down: the discount from the copy, the contractor degraded.
-  answerOperations(upstream, {
+  respondToOperations(upstream, {
     'passport.get_client': { status: 200, body: fx.passportFound, persist: true },
     'dealer.discount': { status: 500, body: {}, persist: true },
     'dealer.client': { status: 500, body: {}, persist: true }
@@ -239,7 +239,7 @@ t.test('contract path labels: indexes folded, odd characters replaced, length an
 t.test('the upstream client reports its breakers to the gauge', async t => {
   const { app, agent, upstream } = await buildTestApp(t,
     { METRICS_API_KEY: METRICS_KEY, UPSTREAM_BREAKER_MIN_CALLS: '1' })
-  answerOperation(upstream, 'dealer.discount', { status: 500, body: { success: false } })
+  respondToOperation(upstream, 'dealer.discount', { status: 500, body: { success: false } })
   const params = { uid_client: fx.IVANOV.uid_client }
   const failure = (call: Promise<unknown>) => call.then(() => 'answered', (error: { reason?: string }) => error.reason)
   t.equal(await failure(app.upstream.call('dealer.discount', params)), 'status')
@@ -279,9 +279,9 @@ t.test('new key paths in pass-through parts are counted once each; documented on
     data: { ...fx.contractor, last_dealer: { id: 'D1', city: 'Москва' } }
   }
   for (let i = 0; i < 2; i++) {
-    answerOperation(upstream, 'passport.get_client', { status: 200, body: fx.passportFound })
-    answerOperation(upstream, 'dealer.discount', { status: 200, body: newDiscount })
-    answerOperation(upstream, 'dealer.client', { status: 200, body: newContractor })
+    respondToOperation(upstream, 'passport.get_client', { status: 200, body: fx.passportFound })
+    respondToOperation(upstream, 'dealer.discount', { status: 200, body: newDiscount })
+    respondToOperation(upstream, 'dealer.client', { status: 200, body: newContractor })
     // One after the other: two sets of exchanges, the second adds nothing new.
     t.equal((await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })).statusCode, 200)
   }

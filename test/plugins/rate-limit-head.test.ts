@@ -6,7 +6,7 @@ import * as fx from '../../schemas/fixtures.ts'
 import { buildTestApp, CONSOLE_KEY, type TestApp } from '../helpers/build-app.ts'
 import { requireBinaries, startRedis } from '../helpers/real-servers.ts'
 import { bearer, hs256 } from '../helpers/tokens.ts'
-import { answerOperation } from '../helpers/upstream-mock.ts'
+import { respondToOperation } from '../helpers/upstream-mock.ts'
 
 const PROFILE = '/api/users/profile'
 const TOKEN = bearer(hs256())
@@ -14,7 +14,7 @@ const TOKEN = bearer(hs256())
 /** Two requests a minute, the passport answering "not found" to those that reach it. */
 async function limitedApp (t: Test, env: Record<string, string> = {}): Promise<TestApp> {
   const built = await buildTestApp(t, { RATE_LIMIT_PROFILE_PER_MINUTE: '2', ...env })
-  answerOperation(built.upstream, 'passport.get_client', { status: 400, body: fx.passportNotFound, times: 10 })
+  respondToOperation(built.upstream, 'passport.get_client', { status: 400, body: fx.passportNotFound, times: 10 })
   return built
 }
 

@@ -5,7 +5,7 @@ import t, { type Test } from 'tap'
 import * as fx from '../../schemas/fixtures.ts'
 import { buildTestApp, configProblems, CONSOLE_KEY, testConfig, type TestApp } from '../helpers/build-app.ts'
 import { bearer, claimsFor, hs256, inSeconds } from '../helpers/tokens.ts'
-import { answerOperation } from '../helpers/upstream-mock.ts'
+import { respondToOperation } from '../helpers/upstream-mock.ts'
 
 const PROFILE = '/api/users/profile'
 const CONSOLE = '/request-console'
@@ -16,7 +16,7 @@ interface Answer { statusCode: number, headers: Record<string, unknown>, body: s
 
 /** The passport answers "not found" `times` times: a profile request that reaches the upstream is a 404. */
 function passportNotFound (upstream: TestApp['upstream'], times: number) {
-  answerOperation(upstream, 'passport.get_client', { status: 400, body: fx.passportNotFound, times })
+  respondToOperation(upstream, 'passport.get_client', { status: 400, body: fx.passportNotFound, times })
 }
 
 /**

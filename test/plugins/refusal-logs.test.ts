@@ -8,7 +8,7 @@ import * as fx from '../../schemas/fixtures.ts'
 import { RefusalSummary } from '../../src/plugins/app/refusals/summary.ts'
 import { buildTestApp, CONSOLE_KEY, type TestApp } from '../helpers/build-app.ts'
 import { bearer, hs256 } from '../helpers/tokens.ts'
-import { answerOperation } from '../helpers/upstream-mock.ts'
+import { respondToOperation } from '../helpers/upstream-mock.ts'
 
 const PROFILE = '/api/users/profile'
 const CONSOLE = '/request-console'
@@ -40,7 +40,7 @@ const warnings = (lines: Line[]) => lines.filter(line => Number(line.level) >= 4
 
 t.test('past the profile\'s limit: one summary line with the count, not a line each', async t => {
   const { app, upstream, lines } = await loggedApp(t, { RATE_LIMIT_PROFILE_PER_MINUTE: '1' })
-  answerOperation(upstream, 'passport.get_client', { status: 400, body: fx.passportNotFound })
+  respondToOperation(upstream, 'passport.get_client', { status: 400, body: fx.passportNotFound })
   const token = bearer(hs256())
   t.equal((await app.inject({ url: PROFILE, headers: token, remoteAddress: ADDRESS })).statusCode, 404)
   await flood(t, app, { url: PROFILE, headers: token }, 429)

@@ -2,7 +2,7 @@
 // catalog body and `Allow` (learnt from the routes), OPTIONS answers 204 with `Allow`, an unknown path stays
 // 404, and the CORS preflight keeps working when CORS_ORIGINS is set.
 import t, { type Test } from 'tap'
-import { faultService, faultUpstream, readAnswer } from '../helpers/fault-upstream.ts'
+import { faultService, faultUpstream, readResponse } from '../helpers/fault-upstream.ts'
 
 const ORIGIN = 'https://app.example'
 
@@ -23,7 +23,7 @@ t.test('a known path with a method it does not serve: 405 with Allow and the cat
   const base = await service(t)
   for (const [method, path, allow] of wrongMethods) {
     const res = await fetch(`${base}${path}?q=1`, { method, headers: { 'accept-encoding': 'br, gzip' } })
-    const { status, body } = await readAnswer(t, res)
+    const { status, body } = await readResponse(t, res)
     t.equal(status, 405, `${method} ${path}`)
     t.equal(res.headers.get('allow'), allow)
     t.match(body,
@@ -55,14 +55,14 @@ t.test('OPTIONS of a known path: 204 with Allow; of an unknown one, 404', async 
     t.equal(await res.text(), '')
   }
   const unknown = await fetch(`${base}/api/users/nobody`, { method: 'OPTIONS' })
-  t.equal((await readAnswer(t, unknown)).status, 404)
+  t.equal((await readResponse(t, unknown)).status, 404)
 })
 
 t.test('an unknown path stays 404 NOT_FOUND whatever the method, without Allow', async t => {
   const base = await service(t)
   for (const method of ['GET', 'POST', 'DELETE']) {
     const res = await fetch(`${base}/api/users/profiles`, { method })
-    const { status, body } = await readAnswer(t, res)
+    const { status, body } = await readResponse(t, res)
     t.equal(status, 404)
     t.match(body, { code: 'NOT_FOUND' })
     t.equal(res.headers.get('allow'), null)
@@ -72,7 +72,7 @@ t.test('an unknown path stays 404 NOT_FOUND whatever the method, without Allow',
 t.test('a route that is off is unknown: the console without a key is 404 for every method', async t => {
   const base = await service(t, { CONSOLE_API_KEY: '' })
   for (const method of ['POST', 'DELETE']) {
-    t.equal((await readAnswer(t, await fetch(`${base}/request-console`, { method }))).status, 404)
+    t.equal((await readResponse(t, await fetch(`${base}/request-console`, { method }))).status, 404)
   }
 })
 
@@ -92,7 +92,7 @@ t.test('with CORS_ORIGINS: the preflight still works, with Allow; wrong methods 
   t.match(preflight.headers.get('access-control-allow-headers'), /x-console-key/)
   t.equal(preflight.headers.get('allow'), 'OPTIONS, POST')
   const wrong = await fetch(`${base}/api/users/profile`, { method: 'POST', headers: { origin: ORIGIN } })
-  t.equal((await readAnswer(t, wrong)).status, 405)
+  t.equal((await readResponse(t, wrong)).status, 405)
   t.equal(wrong.headers.get('allow'), 'GET, HEAD, OPTIONS')
   t.equal(wrong.headers.get('access-control-allow-origin'), ORIGIN, 'a browser can read the 405')
 })
@@ -105,7 +105,7 @@ t.test('a path under a wildcard route is no known path: an unknown docs file is 
     await served.arrayBuffer()
     for (const method of ['GET', 'OPTIONS']) {
       const res = await fetch(`${base}/docs/static/no-such-file.js`, { method })
-      const { status, body } = await readAnswer(t, res)
+      const { status, body } = await readResponse(t, res)
       t.equal(status, 404, `${method} of an unknown file`)
       t.match(body, { statusCode: 404, code: 'NOT_FOUND' })
       t.equal(res.headers.get('allow'), null)
@@ -119,7 +119,7 @@ t.test('with CORS_ORIGINS: OPTIONS of an unknown path is 404, as without CORS (i
   const preflight = { origin: ORIGIN, 'access-control-request-method': 'GET' }
   for (const headers of [{}, { origin: ORIGIN }, preflight]) {
     const res = await fetch(`${base}/nope`, { method: 'OPTIONS', headers })
-    const { status, body } = await readAnswer(t, res)
+    const { status, body } = await readResponse(t, res)
     t.equal(status, 404, `headers: ${Object.keys(headers).join(', ') || 'none'}`)
     t.match(body, { statusCode: 404, code: 'NOT_FOUND' })
     t.equal(res.headers.get('allow'), null)

@@ -22,7 +22,7 @@ async function upstreamServer (t: Test, handler: Handler): Promise<string> {
   return origin
 }
 
-function answerJson (res: ServerResponse, body: unknown, status = 200): void {
+function respondJson (res: ServerResponse, body: unknown, status = 200): void {
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' })
   res.end(JSON.stringify(body))
 }
@@ -39,12 +39,12 @@ t.test('discount and contractor run in parallel: each answers only once the othe
   const url = await upstreamServer(t, (req, res) => {
     const path = req.url ?? ''
     arrived.push(path)
-    if (path === '/bc_passport/get_client') return answerJson(res, fx.passportFound)
+    if (path === '/bc_passport/get_client') return respondJson(res, fx.passportFound)
     const body = path === '/bc_api_web_service/discount' ? fx.discountWithBonuses : fx.contractorResult
     const other = path === '/bc_api_web_service/discount'
       ? '/bc_api_web_service/client'
       : '/bc_api_web_service/discount'
-    const release = () => answerJson(res, body)
+    const release = () => respondJson(res, body)
     // Sequential calls would deadlock here until the budget ends and degrade a section.
     const otherRelease = waiting.get(other)
     if (otherRelease === undefined) {

@@ -10,7 +10,7 @@ import { operationNames } from '../../schemas/operations.ts'
 import { IVANOV } from '../../schemas/fixtures.ts'
 import { operations } from '../../schemas/operations.ts'
 import { buildTestApp, CONSOLE_KEY, DEALER_KEY, PASSPORT_KEY } from '../helpers/build-app.ts'
-import { assertWellFormed, fieldValue, holds, propertyApp, stillServing } from './answers.ts'
+import { assertWellFormed, fieldValue, holds, propertyApp, stillServing } from './responses.ts'
 
 const { app } = await propertyApp(t)
 

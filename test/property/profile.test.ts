@@ -12,7 +12,7 @@ import { ivanov } from '../../sandbox/seed.ts'
 import { bearer, hs256 } from '../helpers/tokens.ts'
 import {
   assertWellFormed, fieldValue, headerName, holds, MIN_APP_VERSION, pastSafeInteger, propertyApp, stillServing
-} from './answers.ts'
+} from './responses.ts'
 
 const { app } = await propertyApp(t)
 const now = () => Math.floor(Date.now() / 1000)

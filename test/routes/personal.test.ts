@@ -18,7 +18,7 @@ import { errorResponse } from '../../src/plugins/app/errors/error-response.ts'
 import { ref } from '../../src/plugins/app/shared-schemas/refs.ts'
 import { testConfig } from '../helpers/build-app.ts'
 import { bearer, hs256 } from '../helpers/tokens.ts'
-import { answerOperations, mockAgent } from '../helpers/upstream-mock.ts'
+import { respondToOperations, mockAgent } from '../helpers/upstream-mock.ts'
 
 const PASSPORT = '/api/users/passport'
 const PROFILE = '/api/users/profile'
@@ -70,7 +70,7 @@ const everything = {
 
 t.test('the caller\'s record, authenticated, never stored, limited per client', async t => {
   const { app, agent, upstream } = await passportApp(t)
-  const sent = answerOperations(upstream, found())
+  const sent = respondToOperations(upstream, found())
   const res = await app.inject({ url: PASSPORT, headers: bearer(IVANOV_TOKEN) })
   agent.assertNoPendingInterceptors()
   t.equal(res.statusCode, 200)
@@ -101,8 +101,8 @@ t.test('an app older than MIN_APP_VERSION: 426, whatever its token', async t => 
 
 t.test('the per-client limit: its own counter, not the profile\'s', async t => {
   const { app, upstream } = await passportApp(t, { RATE_LIMIT_PROFILE_PER_MINUTE: '2' })
-  answerOperations(upstream, found())
-  answerOperations(upstream, found())
+  respondToOperations(upstream, found())
+  respondToOperations(upstream, found())
   for (let i = 0; i < 2; i++) {
     t.equal((await app.inject({ url: PASSPORT, headers: bearer(IVANOV_TOKEN) })).statusCode, 200)
   }
@@ -112,22 +112,22 @@ t.test('the per-client limit: its own counter, not the profile\'s', async t => {
   t.ok(limited.headers['retry-after'])
   t.equal(limited.headers['cache-control'], 'no-store')
   // Another client is not limited by this one's count.
-  answerOperations(upstream, found({ ...fx.passportFound, uid_client: fx.PETROVA.uid_client }))
+  respondToOperations(upstream, found({ ...fx.passportFound, uid_client: fx.PETROVA.uid_client }))
   const petrova = await app.inject({ url: PASSPORT, headers: bearer(hs256({ ...claimsOf(fx.PETROVA) })) })
   t.equal(petrova.statusCode, 200, 'another client has a count of their own')
   // The profile of the same client counts apart (each path its counter).
-  answerOperations(upstream, everything)
+  respondToOperations(upstream, everything)
   t.equal((await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })).statusCode, 200)
 })
 
 t.test('an unknown client: 404 CLIENT_NOT_FOUND, and the client\'s last-known profile is forgotten', async t => {
   const { app, upstream } = await passportApp(t)
   const lastKnown = app.profile.lastKnown!
-  answerOperations(upstream, everything)
+  respondToOperations(upstream, everything)
   t.equal((await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })).statusCode, 200)
   await nextTurn()
   t.ok(lastKnown.size > 0, 'the profile left a copy')
-  answerOperations(upstream, { 'passport.get_client': { status: 400, body: fx.passportNotFound } })
+  respondToOperations(upstream, { 'passport.get_client': { status: 400, body: fx.passportNotFound } })
   const res = await app.inject({ url: PASSPORT, headers: bearer(IVANOV_TOKEN) })
   t.equal(res.statusCode, 404)
   t.match(res.json(), { code: 'CLIENT_NOT_FOUND' })
@@ -140,11 +140,11 @@ t.test('another client\'s record: refused as a bad upstream answer, nothing of i
   async t => {
     const { app, upstream } = await passportApp(t)
     const lastKnown = app.profile.lastKnown!
-    answerOperations(upstream, everything)
+    respondToOperations(upstream, everything)
     t.equal((await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })).statusCode, 200)
     await nextTurn()
     t.ok(lastKnown.size > 0, 'the profile left a copy')
-    answerOperations(upstream, found({ ...fx.passportFound, uid_client: fx.PETROVA.uid_client }))
+    respondToOperations(upstream, found({ ...fx.passportFound, uid_client: fx.PETROVA.uid_client }))
     const res = await app.inject({ url: PASSPORT, headers: bearer(IVANOV_TOKEN) })
     t.equal(res.statusCode, 502)
     t.match(res.json(), { code: 'UPSTREAM_BAD_RESPONSE' })

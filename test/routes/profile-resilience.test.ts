@@ -196,7 +196,7 @@ function passportRecordFor (body: string): unknown {
   return JSON.parse(body).uid_client === fx.PETROVA.uid_client ? PETROVA_RECORD : fx.passportFound
 }
 
-async function frontApp (t: Test, upstreamUrl: string): Promise<App> {
+async function serverApp (t: Test, upstreamUrl: string): Promise<App> {
   const app = await buildApp(testConfig({ UPSTREAM_URL: upstreamUrl, ...UNLIMITED }))
   t.teardown(() => app.close())
   return app
@@ -224,7 +224,7 @@ t.test('single-flight: a burst for one client costs one set of upstream calls; e
     }
     answer(res, path.endsWith('/discount') ? fx.discountWithBonuses : fx.contractorResult)
   })
-  const app = await frontApp(t, up.url)
+  const app = await serverApp(t, up.url)
   onArrivals(app, BURST, allIn.resolve)
 
   const answers =
@@ -262,7 +262,7 @@ t.test('single-flight: different clients are never merged', async t => {
     }
     answer(res, path.endsWith('/discount') ? fx.discountNone : fx.contractorResult)
   })
-  const app = await frontApp(t, up.url)
+  const app = await serverApp(t, up.url)
   onArrivals(app, 4, allIn.resolve)
   const petrova = hs256(claimsFor(fx.PETROVA))
   // The same uid_client under another login or vendor is another passport lookup.
@@ -295,7 +295,7 @@ t.test('single-flight: a failure reaches every waiter and is not kept; the next 
     }
     answer(res, path.endsWith('/discount') ? fx.discountNone : fx.contractorResult)
   })
-  const app = await frontApp(t, up.url)
+  const app = await serverApp(t, up.url)
   onArrivals(app, BURST, allIn.resolve)
 
   const failed =
@@ -329,7 +329,7 @@ t.test('single-flight: the caller that started the calls leaving does not end th
     }
     answer(res, path.endsWith('/discount') ? fx.discountWithBonuses : fx.contractorResult)
   })
-  const app = await frontApp(t, up.url)
+  const app = await serverApp(t, up.url)
   const bothIn = Promise.withResolvers<void>()
   onArrivals(app, 2, bothIn.resolve)
   let starterGone!: () => void

@@ -8,7 +8,7 @@ import t, { type Test } from 'tap'
 import type { Profile } from '../../schemas/profile.ts'
 import * as fx from '../../schemas/fixtures.ts'
 import { petrova } from '../../sandbox/seed.ts'
-import { faultService, faultUpstream, profileOf, readAnswer } from '../helpers/fault-upstream.ts'
+import { faultService, faultUpstream, profileOf, readResponse } from '../helpers/fault-upstream.ts'
 import { eventually, requireBinaries, startRedis, type RedisServer } from '../helpers/real-servers.ts'
 
 const binaries = requireBinaries(t, ['redis-server'])
@@ -64,7 +64,7 @@ if (binaries !== undefined) {
     const reader = await faultService(t, upstream.url, env(redis))
     upstream.reset()
 
-    const fresh = await readAnswer(t, await profileOf(writer, petrova.identity))
+    const fresh = await readResponse(t, await profileOf(writer, petrova.identity))
     t.equal(fresh.status, 200)
     await eventually(async () => (await lastKnownKeys(client)).length === 1, 'the copy reached Redis')
 
@@ -83,7 +83,7 @@ if (binaries !== undefined) {
     t.ok(await client.ttl(copy!.key) > 86_000, 'with a TTL of PROFILE_STALE_IF_ERROR_S')
 
     upstream.set('passport.get_client', { kind: 'status', status: 503 })
-    const stale = await readAnswer(t, await profileOf(reader, petrova.identity))
+    const stale = await readResponse(t, await profileOf(reader, petrova.identity))
     t.equal(stale.status, 200, 'the other instance answers from the shared copy')
     t.strictSame(stale.body, { ...(fresh.body as Profile), stale: ['passport', 'discount', 'contractor'] })
     t.match(stale.headers.get('age'), /^\d+$/)
@@ -111,7 +111,7 @@ if (binaries !== undefined) {
     await client.set(copy!.key, tampered)
 
     upstream.set('passport.get_client', { kind: 'status', status: 503 })
-    const res = await readAnswer(t, await profileOf(base, petrova.identity))
+    const res = await readResponse(t, await profileOf(base, petrova.identity))
     t.equal(res.status, 502, 'today\'s error: the copy could not be opened')
     t.equal(await metric(base, 'bff_profile_copy_decrypt_failures_total'), 1)
     t.equal(await metric(base, 'bff_profile_stale_sections_total'), 0, 'nothing served from a copy')
@@ -125,13 +125,13 @@ if (binaries !== undefined) {
     redis.pause()
     t.teardown(() => { redis.resume() })
     for (let i = 0; i < 3; i++) {
-      const res = await readAnswer(t, await profileOf(base, petrova.identity))
+      const res = await readResponse(t, await profileOf(base, petrova.identity))
       t.equal(res.status, 200, 'a fresh profile, the copy write left behind')
       t.strictSame((res.body as Profile).stale, [])
     }
     // A passport failure asks Redis for the copy: the read is bounded, and its failure is today's error.
     upstream.set('passport.get_client', { kind: 'status', status: 503 })
-    const failed = await readAnswer(t, await profileOf(base, petrova.identity))
+    const failed = await readResponse(t, await profileOf(base, petrova.identity))
     t.equal(failed.status, 502)
   })
 
@@ -150,7 +150,7 @@ if (binaries !== undefined) {
     await redis.kill()
 
     upstream.set('passport.get_client', { kind: 'answer', status: 400, body: fx.passportNotFound })
-    const gone = await readAnswer(t, await profileOf(seen, petrova.identity))
+    const gone = await readResponse(t, await profileOf(seen, petrova.identity))
     t.equal(gone.status, 404, 'the passport no longer knows the client')
     t.match(gone.body, { code: 'CLIENT_NOT_FOUND' })
 
@@ -162,7 +162,7 @@ if (binaries !== undefined) {
       (await (await fetch(`${base}/health/ready`)).json() as { redis?: string }).redis === 'up'
     await eventually(async () => await ready(seen) && await ready(other), 'both instances reconnected')
     upstream.set('passport.get_client', { kind: 'status', status: 503 })
-    const outage = await readAnswer(t, await profileOf(seen, petrova.identity))
+    const outage = await readResponse(t, await profileOf(seen, petrova.identity))
     t.equal(outage.status, 502, 'a passport outage answers as without a copy, never the deleted client\'s profile')
     await eventually(async () => (await lastKnownKeys(back)).length === 0, 'the delete reached Redis once it was back')
     t.equal((await profileOf(seen, petrova.identity)).status, 502, 'still no copy')

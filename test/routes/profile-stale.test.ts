@@ -6,7 +6,9 @@ import t, { type Test } from 'tap'
 import * as fx from '../../schemas/fixtures.ts'
 import type { Profile } from '../../schemas/profile.ts'
 import { ivanov, petrova } from '../../sandbox/seed.ts'
-import { fakeClock, faultService, faultUpstream, profileOf, readAnswer, type Fault } from '../helpers/fault-upstream.ts'
+import {
+  fakeClock, faultService, faultUpstream, profileOf, readResponse, type Fault
+} from '../helpers/fault-upstream.ts'
 
 const TIMEOUT_MS = 500
 const WINDOW_S = 3600
@@ -46,7 +48,7 @@ async function service (t: Test, env: Record<string, string> = {}) {
 async function warm (t: Test, base: string, who = petrova.identity): Promise<Profile> {
   upstream.reset()
   const res = await profileOf(base, who)
-  const { status, headers, body } = await readAnswer(t, res)
+  const { status, headers, body } = await readResponse(t, res)
   t.equal(status, 200, 'a fresh profile')
   t.strictSame((body as Profile).stale, [], 'fresh: nothing stale')
   t.equal(headers.get('x-stale'), null, 'no x-stale header when fresh')
@@ -63,7 +65,7 @@ for (const c of cases) {
     upstream.reset()
     upstream.set('passport.get_client', c.fault)
 
-    const { status, headers, body } = await readAnswer(t, await profileOf(base, petrova.identity))
+    const { status, headers, body } = await readResponse(t, await profileOf(base, petrova.identity))
     t.equal(status, 200)
     t.strictSame(body, { ...good, stale: ['passport', 'discount', 'contractor'] },
       'the whole copy, every section named')
@@ -73,7 +75,7 @@ for (const c of cases) {
     t.equal(headers.get('cache-control'), 'private, no-store')
     t.equal(upstream.counts()['dealer.discount'] + upstream.counts()['dealer.client'], 0, 'no dealer call')
 
-    const other = await readAnswer(t, await profileOf(base, ivanov.identity))
+    const other = await readResponse(t, await profileOf(base, ivanov.identity))
     t.equal(other.status, c.status, 'no copy of this client: today\'s error')
     t.match(other.body, { code: c.code })
   })
@@ -91,12 +93,12 @@ t.test('passport breaker open: the copy answers, and the passport is not called'
   t.equal((await profileOf(base, ivanov.identity)).status, 502, 'no copy of this client: its failure opens it')
   const calls = upstream.counts()['passport.get_client']
 
-  const { status, headers, body } = await readAnswer(t, await profileOf(base, petrova.identity))
+  const { status, headers, body } = await readResponse(t, await profileOf(base, petrova.identity))
   t.equal(status, 200)
   t.strictSame(body, { ...good, stale: ['passport', 'discount', 'contractor'] })
   t.equal(headers.get('age'), '5')
   t.equal(upstream.counts()['passport.get_client'], calls, 'the open breaker kept the call from the passport')
-  const other = await readAnswer(t, await profileOf(base, ivanov.identity))
+  const other = await readResponse(t, await profileOf(base, ivanov.identity))
   t.equal(other.status, 503)
   t.match(other.body, { code: 'UPSTREAM_UNAVAILABLE' })
 })
@@ -109,7 +111,7 @@ t.test('dealers down: their sections come from the copy, the passport part is fr
   upstream.set('dealer.discount', { kind: 'status', status: 503 })
   upstream.set('dealer.client', { kind: 'reset' })
 
-  const { status, headers, body } = await readAnswer(t, await profileOf(base, petrova.identity))
+  const { status, headers, body } = await readResponse(t, await profileOf(base, petrova.identity))
   t.equal(status, 200)
   t.strictSame(body, { ...good, stale: ['discount', 'contractor'] }, 'not degraded: filled from the copy')
   t.equal(headers.get('x-stale'), 'discount,contractor')
@@ -119,11 +121,11 @@ t.test('dealers down: their sections come from the copy, the passport part is fr
   // A minute later, the discount back: only the contractor is stale, and still as old as when fetched.
   clock.advance(60)
   upstream.set('dealer.discount', { kind: 'normal' })
-  const next = await readAnswer(t, await profileOf(base, petrova.identity))
+  const next = await readResponse(t, await profileOf(base, petrova.identity))
   t.strictSame(next.body, { ...good, stale: ['contractor'] })
   t.equal(next.headers.get('age'), '120', 'the age of the contractor section, fetched two minutes ago')
 
-  const other = await readAnswer(t, await profileOf(base, ivanov.identity))
+  const other = await readResponse(t, await profileOf(base, ivanov.identity))
   t.equal(other.status, 200)
   t.match(other.body, { contractor: null, degraded: ['contractor'], stale: [] }, 'no copy: degraded as before')
   t.equal(other.headers.get('x-degraded'), 'contractor')
@@ -133,12 +135,12 @@ t.test('a passport not-found forgets the copy at once', async t => {
   const { base } = await service(t)
   await warm(t, base)
   upstream.set('passport.get_client', { kind: 'answer', status: 400, body: fx.passportNotFound })
-  const gone = await readAnswer(t, await profileOf(base, petrova.identity))
+  const gone = await readResponse(t, await profileOf(base, petrova.identity))
   t.equal(gone.status, 404)
   t.match(gone.body, { code: 'CLIENT_NOT_FOUND' })
 
   upstream.set('passport.get_client', { kind: 'status', status: 503 })
-  const after = await readAnswer(t, await profileOf(base, petrova.identity))
+  const after = await readResponse(t, await profileOf(base, petrova.identity))
   t.equal(after.status, 502, 'no copy left to answer from')
 })
 
@@ -146,7 +148,7 @@ t.test('a passport answer for another client forgets the copy', async t => {
   const { base } = await service(t)
   await warm(t, base)
   upstream.set('passport.get_client', { kind: 'answer', status: 200, body: ivanov.passport })
-  const wrong = await readAnswer(t, await profileOf(base, petrova.identity))
+  const wrong = await readResponse(t, await profileOf(base, petrova.identity))
   t.equal(wrong.status, 502, 'another client\'s record is a bad answer')
   t.notOk(JSON.stringify(wrong.body).includes(ivanov.identity.uid_client), 'nothing of the other client')
 
@@ -161,13 +163,13 @@ t.test('a copy older than PROFILE_STALE_IF_ERROR_S is never served', async t => 
   clock.advance(WINDOW_S - 1)
   t.equal((await profileOf(base, petrova.identity)).status, 200, 'a second inside the window: served')
   clock.advance(1)
-  const old = await readAnswer(t, await profileOf(base, petrova.identity))
+  const old = await readResponse(t, await profileOf(base, petrova.identity))
   t.equal(old.status, 502, 'at the window: not served')
 
   // Nor a dealer section of that age, beside a fresh passport.
   upstream.set('passport.get_client', { kind: 'normal' })
   upstream.set('dealer.client', { kind: 'status', status: 503 })
-  const partial = await readAnswer(t, await profileOf(base, petrova.identity))
+  const partial = await readResponse(t, await profileOf(base, petrova.identity))
   t.match(partial.body, { contractor: null, degraded: ['contractor'], stale: [] })
 })
 
@@ -176,7 +178,7 @@ t.test('the same identity only: another login or vendor of the same uid gets no 
   await warm(t, base)
   upstream.set('passport.get_client', { kind: 'status', status: 503 })
   for (const who of [{ ...petrova.identity, login: '79990000000' }, { ...petrova.identity, vendor: 'hyundai' }]) {
-    const res = await readAnswer(t, await profileOf(base, who))
+    const res = await readResponse(t, await profileOf(base, who))
     t.equal(res.status, 502)
   }
 })
@@ -193,14 +195,14 @@ t.test('PROFILE_FRESH_S: a copy younger than it answers without the upstream, an
   const good = await warm(t, base)
   clock.advance(10)
   upstream.reset()
-  const cached = await readAnswer(t, await profileOf(base, petrova.identity))
+  const cached = await readResponse(t, await profileOf(base, petrova.identity))
   t.strictSame(cached.body, good, 'the copy, not named stale: nothing failed')
   t.equal(cached.headers.get('age'), '10')
   t.strictSame(upstream.counts(), { 'passport.get_client': 0, 'dealer.discount': 0, 'dealer.client': 0 },
     'no upstream call')
 
   clock.advance(20)
-  const fresh = await readAnswer(t, await profileOf(base, petrova.identity))
+  const fresh = await readResponse(t, await profileOf(base, petrova.identity))
   t.strictSame(fresh.body, good)
   t.equal(fresh.headers.get('age'), null)
   t.equal(upstream.counts()['passport.get_client'], 1, 'past PROFILE_FRESH_S: the upstream again')

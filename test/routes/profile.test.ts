@@ -5,7 +5,7 @@ import type { MockAgent } from 'undici'
 import * as fx from '../../schemas/fixtures.ts'
 import { operations } from '../../schemas/operations.ts'
 import { buildTestApp, DEALER_KEY, PASSPORT_KEY } from '../helpers/build-app.ts'
-import { answerOperations, type Reply } from '../helpers/upstream-mock.ts'
+import { respondToOperations, type Reply } from '../helpers/upstream-mock.ts'
 import { bearer, claimsFor, hs256 } from '../helpers/tokens.ts'
 
 const PROFILE = '/api/users/profile'
@@ -45,7 +45,7 @@ const noPending = (agent: MockAgent) => agent.assertNoPendingInterceptors()
 
 t.test('full profile: three upstream calls with the exact wire requests, composed answer', async t => {
   const { app, agent, upstream } = await buildTestApp(t)
-  const sent = answerOperations(upstream, allFine)
+  const sent = respondToOperations(upstream, allFine)
   const res = await app.inject({
     url: PROFILE,
     headers: {
@@ -93,7 +93,7 @@ t.test('full profile: three upstream calls with the exact wire requests, compose
 
 t.test('the caller can only read its own profile', async t => {
   const { app, agent, upstream } = await buildTestApp(t)
-  const sent = answerOperations(upstream, {
+  const sent = respondToOperations(upstream, {
     'passport.get_client': ok({
       ...fx.passportFound,
       uid_client: fx.PETROVA.uid_client,
@@ -124,7 +124,9 @@ t.test('the caller can only read its own profile', async t => {
 
 t.test('a passport answer about another client is refused, dealers not called', async t => {
   const { app, agent, upstream } = await buildTestApp(t)
-  answerOperations(upstream, { 'passport.get_client': ok({ ...fx.passportFound, uid_client: fx.PETROVA.uid_client }) })
+  respondToOperations(upstream, {
+    'passport.get_client': ok({ ...fx.passportFound, uid_client: fx.PETROVA.uid_client })
+  })
   const res = await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })
   noPending(agent)
   assertError(t, res, 502, 'UPSTREAM_BAD_RESPONSE')
@@ -137,7 +139,7 @@ t.test('discount', async t => {
     const bonuses = {
       ...fx.discountWithBonuses, data: { ...fx.discountWithBonuses.data, tiers: [{ from: 0, percent: 3 }] }
     }
-    answerOperations(upstream, { ...allFine, 'dealer.discount': ok(bonuses) })
+    respondToOperations(upstream, { ...allFine, 'dealer.discount': ok(bonuses) })
     const res = await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })
     noPending(agent)
     t.strictSame(res.json().discount, bonuses.data)
@@ -145,7 +147,7 @@ t.test('discount', async t => {
 
   t.test('no bonuses (success false, data null, HTTP 200): null and not degraded', async t => {
     const { app, agent, upstream } = await buildTestApp(t)
-    answerOperations(upstream, { ...allFine, 'dealer.discount': ok(fx.discountNone) })
+    respondToOperations(upstream, { ...allFine, 'dealer.discount': ok(fx.discountNone) })
     const res = await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })
     noPending(agent)
     t.equal(res.statusCode, 200)
@@ -162,7 +164,7 @@ t.test('contractor success false or data null: null and not degraded', async t =
   ]
   for (const answer of answers) {
     const { app, agent, upstream } = await buildTestApp(t)
-    answerOperations(upstream, { ...allFine, 'dealer.client': ok(answer) })
+    respondToOperations(upstream, { ...allFine, 'dealer.client': ok(answer) })
     const res = await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })
     noPending(agent)
     t.equal(res.json().contractor, null)
@@ -185,7 +187,7 @@ t.test('a failing dealer lookup degrades its section, the answer stays 200', asy
     for (const [name, answer] of failures) {
       t.test(`${section}: ${name}`, async t => {
         const { app, agent, upstream } = await buildTestApp(t, { UPSTREAM_TIMEOUT_MS: '100' })
-        answerOperations(upstream, { ...allFine, [operation]: answer })
+        respondToOperations(upstream, { ...allFine, [operation]: answer })
         const res = await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })
         noPending(agent)
         t.equal(res.statusCode, 200)
@@ -198,7 +200,7 @@ t.test('a failing dealer lookup degrades its section, the answer stays 200', asy
 
 t.test('both dealer lookups failing: both null, both named, in a fixed order', async t => {
   const { app, agent, upstream } = await buildTestApp(t)
-  answerOperations(upstream, {
+  respondToOperations(upstream, {
     ...allFine,
     'dealer.discount': { status: 502, body: 'Bad Gateway', headers: { 'content-type': 'text/plain' } },
     'dealer.client': { status: 500, body: {} }
@@ -213,7 +215,7 @@ t.test('both dealer lookups failing: both null, both named, in a fixed order', a
 t.test('dealers get only what remains of the profile budget', async t => {
   // A 5 s upstream deadline would let both dealers answer after 1 s; the 400 ms budget must not.
   const { app, agent, upstream } = await buildTestApp(t, { PROFILE_TIMEOUT_MS: '400', UPSTREAM_TIMEOUT_MS: '5000' })
-  answerOperations(upstream, {
+  respondToOperations(upstream, {
     'passport.get_client': ok(fx.passportFound, 100),
     'dealer.discount': ok(fx.discountWithBonuses, 1000),
     'dealer.client': ok(fx.contractorResult, 1000)
@@ -227,7 +229,7 @@ t.test('dealers get only what remains of the profile budget', async t => {
 
 t.test('passport not found: 404 CLIENT_NOT_FOUND, dealers never called', async t => {
   const { app, agent, upstream } = await buildTestApp(t)
-  const sent = answerOperations(upstream, { 'passport.get_client': { status: 400, body: fx.passportNotFound } })
+  const sent = respondToOperations(upstream, { 'passport.get_client': { status: 400, body: fx.passportNotFound } })
   const res = await app.inject({ url: PROFILE, headers: bearer(hs256(claimsFor(fx.UNKNOWN))) })
   noPending(agent)
   assertError(t, res, 404, 'CLIENT_NOT_FOUND')
@@ -256,7 +258,7 @@ t.test('passport failures map to the catalog, dealers never called', async t => 
   for (const [name, answer, status, code, env] of cases) {
     t.test(name, async t => {
       const { app, agent, upstream } = await buildTestApp(t, env)
-      answerOperations(upstream, { 'passport.get_client': answer })
+      respondToOperations(upstream, { 'passport.get_client': answer })
       const res = await app.inject({ url: PROFILE, headers: bearer(IVANOV_TOKEN) })
       noPending(agent)
       assertError(t, res, status, code)
@@ -275,7 +277,7 @@ t.test('bad breadcrumb data keeps its item with data null', async t => {
     { ...third, data: '[]' },
     fourth
   ]
-  answerOperations(upstream, {
+  respondToOperations(upstream, {
     ...allFine,
     'passport.get_client': ok({ ...fx.passportFound, catalog_cars_view: view, catalog_cars_favourites: [] })
   })
@@ -293,7 +295,7 @@ t.test('upstream fields outside the contract never reach the caller', async t =>
   const { app, agent, upstream } = await buildTestApp(t)
   const leak = { leaked_field: 'LEAKED-VALUE' }
   const crumb = { ...fx.breadcrumb, ...leak, data: JSON.stringify({ ...fx.breadcrumbData, ...leak }) }
-  answerOperations(upstream, {
+  respondToOperations(upstream, {
     'passport.get_client': ok({
       ...fx.passportFound,
       ...leak,
@@ -356,7 +358,7 @@ t.test('the upstream as it really answers: 307 to the slash path first, then str
 
 t.test('every answer carries x-request-id, the inbound one when well formed', async t => {
   const { app, agent, upstream } = await buildTestApp(t)
-  const sent = answerOperations(upstream, allFine)
+  const sent = respondToOperations(upstream, allFine)
   const res = await app.inject({ url: PROFILE, headers: { ...bearer(IVANOV_TOKEN), 'x-request-id': 'mobile-7f3a.42' } })
   noPending(agent)
   t.equal(res.headers['x-request-id'], 'mobile-7f3a.42')
@@ -369,7 +371,7 @@ t.test('every answer carries x-request-id, the inbound one when well formed', as
 t.test('undocumented upstream objects are passed on whole: last_dealer and the discount data', async t => {
   const { app, agent, upstream } = await buildTestApp(t)
   const lastDealer = { id: 'B1C2D3E4-F5A6-4B7C-8D9E-0F1A2B3C4D5E', name: 'Киа Центр Москва' }
-  answerOperations(upstream, {
+  respondToOperations(upstream, {
     'passport.get_client': ok(fx.passportFound),
     'dealer.discount': ok(fx.discountWithBonuses),
     'dealer.client': ok({ ...fx.contractorResult, data: { ...fx.contractor, last_dealer: lastDealer } })

@@ -6,7 +6,7 @@ import t, { type Test } from 'tap'
 import { ivanov } from '../../sandbox/seed.ts'
 import { signToken } from '../../sandbox/sign.ts'
 import { JWT_SECRET } from '../helpers/build-app.ts'
-import { faultService, faultUpstream, readAnswer } from '../helpers/fault-upstream.ts'
+import { faultService, faultUpstream, readResponse } from '../helpers/fault-upstream.ts'
 
 const TRACE_ID = '0af7651916cd43dd8448eb211c80319c'
 const SPAN_ID = 'b7ad6b7169203331'
@@ -24,7 +24,7 @@ const base = await faultService(t, upstream.url)
 async function forwarded (t: Test, headers: Record<string, string>) {
   upstream.reset()
   const res = await fetch(`${base}/api/users/profile`, { headers: { ...headers, authorization } })
-  const { status } = await readAnswer(t, res)
+  const { status } = await readResponse(t, res)
   t.equal(status, 200, 'the profile is served whatever the tracing headers')
   const received = upstream.received()
   t.ok(received.length >= 3, 'every operation called')

@@ -129,9 +129,9 @@ t.test('in-process: the printed curl lines, run as written, answer the seeded pr
   t.equal(profile.body.catalog_cars_view.length, 4, 'the full seeded profile')
   t.strictSame(profile.body.degraded, [])
 
-  const consoleAnswer = await curl(run.curl.console)
-  t.equal(consoleAnswer.status, 200)
-  t.match(consoleAnswer.body, { operation: 'passport.get_client', status: 200, contract: { valid: true } })
+  const consoleResponse = await curl(run.curl.console)
+  t.equal(consoleResponse.status, 200)
+  t.match(consoleResponse.body, { operation: 'passport.get_client', status: 200, contract: { valid: true } })
 
   // The other printed tokens: PETROVA has bonuses, UNKNOWN meets the passport's 404.
   const bearer = (label: string) => ({ authorization: `Bearer ${run.clients.find(c => c.label === label)!.token}` })

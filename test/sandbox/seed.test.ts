@@ -4,7 +4,7 @@ import t from 'tap'
 import { BreadcrumbData } from '../../schemas/passport.ts'
 import { compileContract } from '../../src/upstream/contract/check.ts'
 import { operations } from '../../schemas/operations.ts'
-import { ivanov, petrova, seededClients, unknownAnswers, unknownClient } from '../../sandbox/seed.ts'
+import { ivanov, petrova, seededClients, unknownResponses, unknownClient } from '../../sandbox/seed.ts'
 
 const passport = compileContract(operations['passport.get_client'].response)
 const passportNotFound = compileContract(operations['passport.get_client'].notFound.schema)
@@ -30,9 +30,9 @@ t.test('every seeded answer satisfies its schema', async t => {
       t.strictSame(ids(list), ids(list).toSorted((a, b) => b - a), `${client.label} lists are ordered by id descending`)
     }
   }
-  t.strictSame(passportNotFound.errors(unknownAnswers.passport), [], 'unknown passport answer')
-  t.strictSame(discount.errors(unknownAnswers.discount), [], 'unknown discount answer')
-  t.strictSame(contractor.errors(unknownAnswers.contractor), [], 'unknown contractor answer')
+  t.strictSame(passportNotFound.errors(unknownResponses.passport), [], 'unknown passport answer')
+  t.strictSame(discount.errors(unknownResponses.discount), [], 'unknown discount answer')
+  t.strictSame(contractor.errors(unknownResponses.contractor), [], 'unknown contractor answer')
 })
 
 t.test('IVANOV has a full profile and no bonuses', async t => {

@@ -1,5 +1,5 @@
 // `npm run models`: the Gson flavour, compiled with the project's Kotlin compiler (node_modules/kotlin-compiler, the
-// machine's java, Debian's gson.jar) beside DecodeAnswers.kt, decodes live answers of every state an app meets, all
+// machine's java, Debian's gson.jar) beside DecodeResponses.kt, decodes live answers of every state an app meets, all
 // from `npm run dev` (its seeded clients, its test identities for the degraded, stale, 502, 503 and 504, its 426 and
 // 429 settings), with every required property present and every enum value known, and each date string parses with
 // the java.time type its kind names. The kotlinx flavour and the Swift are checked as text: a wire name on every
@@ -25,7 +25,7 @@ const run = promisify(execFile)
 const KOTLINC = new URL('../../node_modules/kotlin-compiler/bin/kotlinc-jvm', import.meta.url).pathname
 const KOTLIN_LIB = new URL('../../node_modules/kotlin-compiler/lib/', import.meta.url).pathname
 const GSON_JAR = '/usr/share/java/gson.jar'
-const DECODER = new URL('DecodeAnswers.kt', import.meta.url).pathname
+const DECODER = new URL('DecodeResponses.kt', import.meta.url).pathname
 // A JVM for one short job: the quick compiler only and the serial collector halve the compile's CPU (12 s against
 // 19 to 25 s here).
 const SHORT_JVM = ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC']
@@ -176,7 +176,7 @@ const STATES: State[] = [
 ]
 
 /** Every state's answer from `npm run dev`: its status and JSON body, checked to be the state it claims. */
-async function collectAnswers (t: Test): Promise<Array<{ name: string, status: number, body: unknown }>> {
+async function collectResponses (t: Test): Promise<Array<{ name: string, status: number, body: unknown }>> {
   const dev = await startDev({
     env: { MIN_APP_VERSION, RATE_LIMIT_PROFILE_PER_MINUTE: String(PROFILES_PER_MINUTE) },
     port: 0,
@@ -264,7 +264,7 @@ t.test('the Gson flavour decodes every state an app meets, as the document says'
     : null
   compiled?.catch(() => {})
 
-  const answers = await collectAnswers(t)
+  const answers = await collectResponses(t)
   const decodedAs = (status: number) => status < 300 ? 'Profile' : 'ErrorBody'
   const live = answers.map(({ name, status, body }) => ({ name, type: decodedAs(status), body }))
   const unknownValue = { ...answers[0]!.body as Json, degraded: ['loyalty'] }
@@ -287,7 +287,7 @@ t.test('the Gson flavour decodes every state an app meets, as the document says'
       package: PACKAGE, answers: [...live, ...controls], dates: dates.filter(d => d.kind !== undefined)
     }))
     const classpath = [classes, GSON_JAR, `${KOTLIN_LIB}kotlin-stdlib.jar`, `${KOTLIN_LIB}kotlin-reflect.jar`].join(':')
-    const { stdout } = await run('java', [...SHORT_JVM, '-cp', classpath, 'DecodeAnswersKt', input],
+    const { stdout } = await run('java', [...SHORT_JVM, '-cp', classpath, 'DecodeResponsesKt', input],
       { maxBuffer: 16 << 20 })
     const result = JSON.parse(stdout) as {
       answers: Array<{ name: string, encoded: unknown, problems: string[] }>

@@ -13,7 +13,7 @@ import { startSandboxUpstream } from '../../sandbox/upstream.ts'
 import { startEnv, startFlags } from '../../scripts/start-command.ts'
 import { errorCodes } from '../../src/errors.ts'
 import { buildTestApp, CONSOLE_KEY, DEALER_KEY, JWT_SECRET, PASSPORT_KEY } from '../helpers/build-app.ts'
-import { get, WITHOUT_COVERAGE, type Answer } from '../helpers/real-servers.ts'
+import { get, WITHOUT_COVERAGE, type HttpResult } from '../helpers/real-servers.ts'
 import { servedRoutes } from '../helpers/routes.ts'
 import { untilListening, type LogLine } from '../helpers/server-logs.ts'
 import { hs256 } from '../helpers/tokens.ts'
@@ -145,7 +145,7 @@ t.test('a stranger on every route: the instance lives, its memory is bounded, ho
     const port = Number(new URL(origin).port)
     const honest = { authorization: `Bearer ${hs256()}` }
     const served = async (what: string) => {
-      const answer: Answer = await get(`${origin}/api/users/profile`, honest)
+      const answer: HttpResult = await get(`${origin}/api/users/profile`, honest)
       t.equal(answer.status, 200, `an honest client is served ${what}`)
     }
 

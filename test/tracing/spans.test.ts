@@ -12,7 +12,7 @@ import { registerTracing } from '../../src/tracing/sdk.ts'
 import { operations, type OperationName } from '../../schemas/operations.ts'
 import { buildTestApp, CONSOLE_KEY, DEALER_KEY, JWT_SECRET, PASSPORT_KEY } from '../helpers/build-app.ts'
 import { bearer, hs256 } from '../helpers/tokens.ts'
-import { answerOperation, answerOperations, type Reply, type Sent } from '../helpers/upstream-mock.ts'
+import { respondToOperation, respondToOperations, type Reply, type Sent } from '../helpers/upstream-mock.ts'
 
 const exporter = new InMemorySpanExporter()
 const tracing = registerTracing({ spanProcessors: [new SimpleSpanProcessor({ exporter })] })
@@ -45,7 +45,7 @@ const status = (span: ReadableSpan) => span.status.code
 t.test('a profile: SERVER span in the caller trace, the profile work, one exchange ' +
   'and one CLIENT hop per call', async t => {
   const { app, upstream } = await buildTestApp(t)
-  const received = answerOperations(upstream, allFine)
+  const received = respondToOperations(upstream, allFine)
   const res = await app.inject({
     url: PROFILE,
     headers: {
@@ -115,7 +115,7 @@ t.test('a profile: SERVER span in the caller trace, the profile work, one exchan
 
 t.test('a caller without traceparent starts a new trace that reaches the upstream', async t => {
   const { app, upstream } = await buildTestApp(t)
-  const received = answerOperations(upstream, allFine)
+  const received = respondToOperations(upstream, allFine)
   const res = await app.inject({ url: PROFILE, headers: { ...bearer(TOKEN), tracestate: 'orphan=1' } })
   t.equal(res.statusCode, 200)
   const server = one(t, `GET ${PROFILE}`)
@@ -131,7 +131,7 @@ t.test('a caller without traceparent starts a new trace that reaches the upstrea
 t.test("a caller's decision not to sample is kept: nothing recorded, the upstream " +
   "still in the caller's trace", async t => {
   const { app, upstream } = await buildTestApp(t)
-  const received = answerOperations(upstream, allFine)
+  const received = respondToOperations(upstream, allFine)
   const res = await app.inject({
     url: PROFILE,
     headers: { ...bearer(TOKEN), traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-00` }
@@ -149,12 +149,12 @@ t.test('a 307 hop is a CLIENT span of its own under the same exchange, and a lat
   const { app, upstream } = await buildTestApp(t)
   const received: Sent[] = []
   const path = operations['passport.get_client'].path
-  answerOperation(upstream, 'passport.get_client',
+  respondToOperation(upstream, 'passport.get_client',
     { status: 307, headers: { location: `${path}/`, 'content-type': 'text/html' } }, { into: received })
-  answerOperation(upstream, 'passport.get_client', { status: 200, body: fx.passportFound },
+  respondToOperation(upstream, 'passport.get_client', { status: 200, body: fx.passportFound },
     { into: received, path: `${path}/` })
-  answerOperation(upstream, 'dealer.discount', allFine['dealer.discount'], { into: received })
-  answerOperation(upstream, 'dealer.client', allFine['dealer.client'], { into: received })
+  respondToOperation(upstream, 'dealer.discount', allFine['dealer.discount'], { into: received })
+  respondToOperation(upstream, 'dealer.client', allFine['dealer.client'], { into: received })
   const res = await app.inject({ url: PROFILE, headers: { ...bearer(TOKEN), traceparent: TRACEPARENT } })
   t.equal(res.statusCode, 200)
 
@@ -178,7 +178,7 @@ t.test('a 307 hop is a CLIENT span of its own under the same exchange, and a lat
 t.test('a degraded section: its exchange and hop are ERROR, the profile span names it,' +
   ' the answer is still 200', async t => {
   const { app, upstream } = await buildTestApp(t)
-  answerOperations(upstream, { ...allFine, 'dealer.client': { status: 500, body: { oops: true } } })
+  respondToOperations(upstream, { ...allFine, 'dealer.client': { status: 500, body: { oops: true } } })
   const res = await app.inject({ url: PROFILE, headers: bearer(TOKEN) })
   t.equal(res.statusCode, 200)
   t.equal(res.headers['x-degraded'], 'contractor')
@@ -251,7 +251,7 @@ t.test('each passport failure mapping', async t => {
     t.test(c.name, async t => {
       exporter.reset()
       const { app, upstream } = await buildTestApp(t, c.env)
-      answerOperations(upstream, { 'passport.get_client': c.reply })
+      respondToOperations(upstream, { 'passport.get_client': c.reply })
       const res = await app.inject({ url: PROFILE, headers: bearer(TOKEN) })
       t.equal(res.statusCode, c.front)
       const expected = c.error ? SpanStatusCode.ERROR : SpanStatusCode.UNSET
@@ -283,7 +283,7 @@ t.test('each passport failure mapping', async t => {
 t.test('an open breaker: the refusal is an event with its state, no hop is sent', async t => {
   const { app, upstream } = await buildTestApp(t,
     { UPSTREAM_BREAKER_MIN_CALLS: '1', UPSTREAM_BREAKER_HALF_OPEN_MS: '60000' })
-  answerOperations(upstream, { 'passport.get_client': { status: 500, body: {} } })
+  respondToOperations(upstream, { 'passport.get_client': { status: 500, body: {} } })
   t.equal((await app.inject({ url: PROFILE, headers: bearer(TOKEN) })).statusCode, 502)
   exporter.reset()
   const res = await app.inject({ url: PROFILE, headers: bearer(TOKEN) })
@@ -299,7 +299,9 @@ t.test('an open breaker: the refusal is an event with its state, no hop is sent'
 
 t.test('single-flight: the request that joins a run in flight says so and links to the run', async t => {
   const { app, upstream } = await buildTestApp(t)
-  answerOperations(upstream, { ...allFine, 'passport.get_client': { status: 200, body: fx.passportFound, delay: 100 } })
+  respondToOperations(upstream, {
+    ...allFine, 'passport.get_client': { status: 200, body: fx.passportFound, delay: 100 }
+  })
   const [a, b] = await Promise.all([
     app.inject({ url: PROFILE, headers: { ...bearer(TOKEN), 'x-request-id': 'first' } }),
     app.inject({ url: PROFILE, headers: { ...bearer(TOKEN), 'x-request-id': 'second' } })
@@ -318,7 +320,7 @@ t.test('single-flight: the request that joins a run in flight says so and links 
 
 t.test('the console exchange is traced the same way', async t => {
   const { app, upstream } = await buildTestApp(t)
-  const received = answerOperations(upstream, { 'dealer.client': allFine['dealer.client'] })
+  const received = respondToOperations(upstream, { 'dealer.client': allFine['dealer.client'] })
   const res = await app.inject({
     method: 'POST',
     url: '/request-console',
@@ -338,8 +340,8 @@ t.test('the console exchange is traced the same way', async t => {
 
 t.test('no key, token, console key, login or uid_client in any span attribute or event', async t => {
   const { app, upstream } = await buildTestApp(t)
-  answerOperations(upstream, allFine)
-  answerOperations(upstream, { 'passport.get_client': allFine['passport.get_client'] })
+  respondToOperations(upstream, allFine)
+  respondToOperations(upstream, { 'passport.get_client': allFine['passport.get_client'] })
   t.equal((await app.inject({
     url: `${PROFILE}?login=${fx.IVANOV.login}`,
     headers: { ...bearer(TOKEN), traceparent: TRACEPARENT }
@@ -402,7 +404,7 @@ t.test('log lines written while serving a request carry its trace_id and span_id
   const lines: Array<Record<string, unknown>> = []
   const stream = new Writable({ write (chunk, _encoding, done) { lines.push(JSON.parse(String(chunk))); done() } })
   const { app, upstream } = await buildTestApp(t, {}, { logger: { level: 'info', stream } })
-  answerOperations(upstream, { ...allFine, 'dealer.discount': { status: 500, body: {} } })
+  respondToOperations(upstream, { ...allFine, 'dealer.discount': { status: 500, body: {} } })
   const res = await app.inject({ url: PROFILE, headers: { ...bearer(TOKEN), traceparent: TRACEPARENT } })
   t.equal(res.statusCode, 200)
   const profile = one(t, 'profile')

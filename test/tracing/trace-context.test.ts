@@ -8,7 +8,7 @@ import { ivanov } from '../../sandbox/seed.ts'
 import { signToken } from '../../sandbox/sign.ts'
 import { registerTracing } from '../../src/tracing/sdk.ts'
 import { JWT_SECRET } from '../helpers/build-app.ts'
-import { faultService, faultUpstream, readAnswer } from '../helpers/fault-upstream.ts'
+import { faultService, faultUpstream, readResponse } from '../helpers/fault-upstream.ts'
 
 const exporter = new InMemorySpanExporter()
 const tracing = registerTracing({ spanProcessors: [new SimpleSpanProcessor({ exporter })] })
@@ -28,7 +28,7 @@ async function profile (t: Test, headers: Record<string, string>) {
   upstream.reset()
   exporter.reset()
   const res = await fetch(`${base}/api/users/profile`, { headers: { ...headers, authorization } })
-  t.equal((await readAnswer(t, res)).status, 200)
+  t.equal((await readResponse(t, res)).status, 200)
   const server = exporter.getFinishedSpans().find(s => s.name === 'GET /api/users/profile')
   t.ok(server, 'a SERVER span')
   return {

@@ -524,7 +524,7 @@ t.test("one caller's failures count for its share of the window only", async t =
     const clock = breakersOnClock()
     const fail = (caller: string) => clock.breakers.settleError('passport.get_client',
       clock.breakers.admit('passport.get_client', caller), clock.error('passport.get_client'), false, caller)
-    const serve = (caller: string) => clock.breakers.settleAnswer('passport.get_client',
+    const serve = (caller: string) => clock.breakers.settleResponse('passport.get_client',
       clock.breakers.admit('passport.get_client', caller), { outcome: 'ok', status: 200 }, caller)
     serve('a')
     serve('b')

@@ -175,7 +175,7 @@ for (const [framing, headers] of Object.entries(framings)) {
   })
 }
 
-t.test("a redirect's long body does not stop the hop (answer-reader.test.ts: it is not read through)", async t => {
+t.test("a redirect's long body does not stop the hop (response-reader.test.ts: it is not read through)", async t => {
   const up = await upstream(t, (req, res) => {
     if (!req.url?.endsWith('/')) {
       // Chunked and far past what is read of a redirect's body (64 KiB).

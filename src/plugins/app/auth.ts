@@ -134,17 +134,17 @@ function keySetVerifier (keySet: RemoteKeySet) {
  * Counts a `503 SIGNING_KEY_PENDING` answer by route pattern: anyone can name an invented kid, so these answers are
  * kept out of the error budget (scripts/alert-rules.ts reads them apart). A no-op without metrics.
  */
-function pendingAnswers (fastify: FastifyInstance): (request: FastifyRequest) => void {
+function pendingResponses (fastify: FastifyInstance): (request: FastifyRequest) => void {
   const metrics = metricsOf(fastify)
   if (metrics === null) return () => {}
-  const answers = new metrics.prom.Counter({
+  const pending = new metrics.prom.Counter({
     name: 'bff_auth_signing_key_pending_total',
     help: 'Answers 503 SIGNING_KEY_PENDING by route pattern: a token naming a kid the AUTH_JWKS_URL key set does not ' +
       'hold yet, its caller not authenticated; kept out of the error budget.',
     labelNames: ['route'] as const,
     registers: [metrics.registry]
   })
-  return request => { answers.inc({ route: request.routeOptions.url ?? 'unmatched' }) }
+  return request => { pending.inc({ route: request.routeOptions.url ?? 'unmatched' }) }
 }
 
 /** The token verifier of the configuration: the key set's, or @fastify/jwt's with the one fixed key. */
@@ -180,7 +180,7 @@ async function tokenVerifier (fastify: FastifyInstance, config: Config): Promise
 export default fp<{ config: Config }>(async function auth (fastify, { config }) {
   const verifyToken = await tokenVerifier(fastify, config)
   const validClaims = Compile(CallerClaims)
-  const countPending = fastify.keySet === null ? () => {} : pendingAnswers(fastify)
+  const countPending = fastify.keySet === null ? () => {} : pendingResponses(fastify)
 
   fastify.decorateRequest('caller', null)
   fastify.decorate('authenticate', async function authenticate (request: FastifyRequest, reply: FastifyReply) {
@@ -204,9 +204,9 @@ export default fp<{ config: Config }>(async function auth (fastify, { config }) 
       if (error instanceof PendingKey) {
         // Anyone can invent a kid, but an honest app meets one in every rotation: counted against the address only
         // once a refresh begun since the kid was first seen still lacks it, and apart from the error budget.
-        const answer = error.lacked ? await fastify.refuseCredentials(request, reply, error) : error
-        if (answer === error) countPending(request)
-        throw answer
+        const thrown = error.lacked ? await fastify.refuseCredentials(request, reply, error) : error
+        if (thrown === error) countPending(request)
+        throw thrown
       }
       // fast-jwt describes an `exp` far in the past or an `nbf` far in the future with a date Date cannot
       // hold, and throws that RangeError instead of its own error: the token's fault too, not a 500.

@@ -13,23 +13,23 @@ import fp from 'fastify-plugin'
 export default fp(async function drain (fastify) {
   // The answers not yet closed. Node's 'request' event, in the same tick as Fastify's own listener: a request
   // is either here before the close begins, or routed after it (and then answered with `Connection: close`).
-  const answers = new Set<ServerResponse>()
-  function forget (this: ServerResponse) { answers.delete(this) }
-  fastify.server.on('request', (_request: IncomingMessage, answer: ServerResponse) => {
-    answers.add(answer)
-    answer.on('close', forget)
+  const responses = new Set<ServerResponse>()
+  function forget (this: ServerResponse) { responses.delete(this) }
+  fastify.server.on('request', (_request: IncomingMessage, response: ServerResponse) => {
+    responses.add(response)
+    response.on('close', forget)
   })
 
-  fastify.addHook('preClose', function closeConnectionsAfterTheirAnswers (done) {
-    for (const answer of answers) {
+  fastify.addHook('preClose', function closeConnectionsAfterTheirResponses (done) {
+    for (const response of responses) {
       // node:http ends a connection whose answer says `Connection: close` once it is written.
-      if (!answer.headersSent) {
-        answer.setHeader('connection', 'close')
+      if (!response.headersSent) {
+        response.setHeader('connection', 'close')
         continue
       }
       // Its headers are out: the socket is ended once the answer is (node:http detaches it then).
-      const socket = answer.socket
-      if (socket !== null) answer.once('finish', () => { socket.end() })
+      const socket = response.socket
+      if (socket !== null) response.once('finish', () => { socket.end() })
     }
     done()
   })

@@ -16,7 +16,7 @@ export const WAITING = 56
 /** Bytes the socket may buffer for a client before a waiting request starts. */
 const WRITE_BUFFER_BYTES = 1024 * 1024
 
-type RequestListener = (request: IncomingMessage, answer: ServerResponse) => void
+type RequestListener = (request: IncomingMessage, response: ServerResponse) => void
 
 interface Connection {
   running: number
@@ -28,13 +28,13 @@ interface Connection {
 function boundedPerConnection (handler: RequestListener): RequestListener {
   const connections = new WeakMap<Socket, Connection>()
 
-  function run (socket: Socket, connection: Connection, request: IncomingMessage, answer: ServerResponse): void {
+  function run (socket: Socket, connection: Connection, request: IncomingMessage, response: ServerResponse): void {
     connection.running++
-    answer.once('finish', () => {
+    response.once('finish', () => {
       connection.running--
       startWaiting(socket, connection)
     })
-    handler(request, answer)
+    handler(request, response)
   }
 
   function startWaiting (socket: Socket, connection: Connection): void {
@@ -50,12 +50,12 @@ function boundedPerConnection (handler: RequestListener): RequestListener {
         }
         return
       }
-      const [request, answer] = connection.waiting.shift()!
-      run(socket, connection, request, answer)
+      const [request, response] = connection.waiting.shift()!
+      run(socket, connection, request, response)
     }
   }
 
-  return function boundedRequestListener (request, answer) {
+  return function boundedRequestListener (request, response) {
     const socket = request.socket
     // Requests parsed from the rest of a chunk after the connection was closed: node:http drops them with it.
     if (socket.destroyed) return
@@ -72,7 +72,7 @@ function boundedPerConnection (handler: RequestListener): RequestListener {
     }
     // Through the queue even when it is empty: in order, and a full socket buffer waits for 'drain' with nothing
     // running (no answer's 'finish' would start it then).
-    connection.waiting.push([request, answer])
+    connection.waiting.push([request, response])
     startWaiting(socket, connection)
   }
 }

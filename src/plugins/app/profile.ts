@@ -33,7 +33,7 @@ interface ProfileResponse extends Pick<LoadedProfile, 'degraded' | 'stale' | 'ag
 
 interface ProfileService {
   /** The caller's profile for this request (a FastifyRequest): shared with the requests of the caller in flight. */
-  answer (caller: Caller, request: ProfileRequest): Promise<ProfileResponse>
+  respond (caller: Caller, request: ProfileRequest): Promise<ProfileResponse>
   /** The caller's last good profiles; null when copies are off. */
   readonly lastKnown: LastKnown | null
 }
@@ -93,17 +93,19 @@ export default fp<ProfilePluginOptions>(async function profilePlugin (fastify, {
     const body = serialize(loaded.profile)
     // Hashed once: the tag, and the memory store's check whether the copy it holds changed.
     const digest = tags.digest(body)
-    const { degraded, stale, age, freshness, keep } = loaded
+    const { degraded, stale, age, freshness, toStore } = loaded
     response = { body, etag: tags.tag(digest), degraded, stale, age, freshness }
     responses.set(loaded, response)
     // After the response has gone (the route sends it in the microtasks that follow), once per load; the closure holds
     // the bytes only, not the composed profile, which would otherwise outlive the request.
-    if (keep !== undefined && lastKnown !== null) setImmediate(() => { lastKnown.write(caller, keep, body, digest) })
+    if (toStore !== undefined && lastKnown !== null) {
+      setImmediate(() => { lastKnown.write(caller, toStore, body, digest) })
+    }
     return response
   }
 
   fastify.decorate('profile', {
-    answer: async (caller: Caller, request: ProfileRequest) => responseOf(caller, await profileOf(caller, request)),
+    respond: async (caller: Caller, request: ProfileRequest) => responseOf(caller, await profileOf(caller, request)),
     lastKnown
   })
   fastify.decorate('passport', passport)

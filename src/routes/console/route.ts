@@ -14,7 +14,7 @@ import { addConsoleHooks, auditSubject } from './hooks.ts'
 import { CONSOLE_BODY_LIMIT, consoleRouteSchema } from './schema.ts'
 import { consoleRequestValidator } from './validation.ts'
 
-function toAnswer (exchange: Exchange, redact: Redactor): ConsoleAnswer {
+function toResponse (exchange: Exchange, redact: Redactor): ConsoleAnswer {
   return {
     operation: exchange.operation,
     status: exchange.status,
@@ -66,7 +66,7 @@ const consoleRoute: FastifyPluginAsyncTypebox<{ config: Config }> = async (fasti
     request.log.info({
       operation, status: exchanged.status, outcome: exchanged.outcome, duration_ms: exchanged.duration_ms
     }, 'console exchange')
-    return toAnswer(exchanged, redact)
+    return toResponse(exchanged, redact)
   })
 }
 
@@ -77,7 +77,7 @@ export default {
     name: 'console-route', encapsulate: true, dependencies: ['upstream', 'rate-limit', 'refusals']
   }),
   schemas: [ConsoleRequest, ConsoleAnswer],
-  answers: {
+  errorCodes: {
     'POST /request-console': ['BAD_REQUEST', 'UNAUTHORIZED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE',
       'RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE', 'UPSTREAM_BAD_RESPONSE', 'UPSTREAM_UNAVAILABLE',
       'UPSTREAM_TIMEOUT']

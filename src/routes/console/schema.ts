@@ -1,5 +1,5 @@
 // The OpenAPI description of POST /request-console: what the route answers besides the standard answers of a route
-// that calls an upstream (standard-answers.ts), each error's example as the error handler renders it.
+// that calls an upstream (standard-responses.ts), each error's example as the error handler renders it.
 import { ConsoleAnswer, ConsoleRequest } from '../../../schemas/console.ts'
 import { operationNames } from '../../../schemas/operations.ts'
 import { CONSOLE_CHALLENGE, CONSOLE_KEY_HEADER, CONSOLE_UNAUTHORIZED } from '../../auth/key-check.ts'
@@ -11,7 +11,7 @@ import {
 import { errorResponse } from '../../plugins/app/errors/error-response.ts'
 import { ref } from '../../plugins/app/shared-schemas/refs.ts'
 import { OVERLOADED, shedHeaders } from '../../plugins/external/load-shedding/shedding.ts'
-import { documented, jsonAnswer, upstreamAnswers } from '../standard-answers.ts'
+import { documented, jsonResponse, upstreamResponses } from '../standard-responses.ts'
 
 export const CONSOLE_BODY_LIMIT = 16 * 1024
 
@@ -43,12 +43,12 @@ export function consoleRouteSchema (config: Config) {
     security: [{ consoleKey: [] }],
     body: ref(ConsoleRequest),
     response: {
-      ...upstreamAnswers({
+      ...upstreamResponses({
         upstream: 'The upstream',
         operation: EXAMPLE_OPERATION,
         limit: { perMinute, counts: 'console requests from this address', refused: 'refused console keys' }
       }),
-      200: jsonAnswer(ConsoleAnswer),
+      200: jsonResponse(ConsoleAnswer),
       400: errorResponse('The body is not a console request: unknown operation, bad or extra field, or not JSON.',
         [BAD_PARAMS]),
       401: errorResponse('No console key, or a wrong one.', [new UnauthorizedError(CONSOLE_UNAUTHORIZED)], {

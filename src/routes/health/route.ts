@@ -6,7 +6,7 @@ import { KEY_SET_NOT_LOADED, ServiceUnavailableError } from '../../errors.ts'
 import { errorResponse } from '../../plugins/app/errors/error-response.ts'
 import { REDIS_STATES } from '../../shared-redis.ts'
 import type { RouteModule } from '../route-module.ts'
-import { documented, jsonAnswer } from '../standard-answers.ts'
+import { documented, jsonResponse } from '../standard-responses.ts'
 
 const Live = Type.Object({ status: Type.Literal('ok') }, { $id: 'HealthLive', description: 'The process is up.' })
 const Ready = Type.Object({
@@ -38,7 +38,7 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
       tags: ['health'],
       summary: 'Liveness: the process is up',
       security: [],
-      response: { 200: jsonAnswer(Live) }
+      response: { 200: jsonResponse(Live) }
     }),
     logLevel: 'warn'
   }, async () => ({ status: 'ok' as const }))
@@ -50,7 +50,7 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
       summary: 'Readiness: configured and able to serve',
       security: [],
       response: {
-        200: jsonAnswer(Ready),
+        200: jsonResponse(Ready),
         503: errorResponse(
           'Shutting down, or (with AUTH_JWKS_URL) no key set loaded yet to verify callers with: the balancer should ' +
           'send no traffic.',
@@ -72,5 +72,5 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
 export default {
   plugin: fp(health, { name: 'health' }),
   schemas: [Live, Ready],
-  answers: { [`GET ${LIVE_PATH}`]: [], [`GET ${READY_PATH}`]: ['SERVICE_UNAVAILABLE'] }
+  errorCodes: { [`GET ${LIVE_PATH}`]: [], [`GET ${READY_PATH}`]: ['SERVICE_UNAVAILABLE'] }
 } satisfies RouteModule

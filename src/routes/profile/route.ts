@@ -8,7 +8,7 @@ import { Profile } from '../../../schemas/profile.ts'
 import { callerOf } from '../../auth/caller.ts'
 import { profileRouteSchema } from './schema.ts'
 import type { RouteModule } from '../route-module.ts'
-import { APP_ROUTE_CODES } from '../standard-answers.ts'
+import { APP_ROUTE_CODES } from '../standard-responses.ts'
 
 /** True when If-None-Match is `*` or lists `etag`, by weak comparison (RFC 9110 13.1.2); malformed tags never match. */
 function unchanged (ifNoneMatch: string | undefined, etag: string): boolean {
@@ -24,7 +24,7 @@ const profile: FastifyPluginAsyncTypebox = async (fastify) => {
     config: { personal: { operation: 'passport.get_client', counts: PROFILE_COUNTS } },
     schema: profileRouteSchema()
   }, async function getProfile (request, reply) {
-    const { body, etag, degraded, stale, age } = await fastify.profile.answer(callerOf(request), request)
+    const { body, etag, degraded, stale, age } = await fastify.profile.respond(callerOf(request), request)
     // A 304 carries these too: they describe this request's answer, and Age moves on while the bytes stay the same.
     if (degraded.length > 0) reply.header('x-degraded', degraded.join(','))
     if (stale.length > 0) reply.header('x-stale', stale.join(','))
@@ -43,5 +43,5 @@ const profile: FastifyPluginAsyncTypebox = async (fastify) => {
 export default {
   plugin: profile,
   schemas: [Profile],
-  answers: { 'GET /api/users/profile': [...APP_ROUTE_CODES, 'CLIENT_NOT_FOUND'] }
+  errorCodes: { 'GET /api/users/profile': [...APP_ROUTE_CODES, 'CLIENT_NOT_FOUND'] }
 } satisfies RouteModule

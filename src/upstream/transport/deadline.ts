@@ -1,6 +1,6 @@
 // The deadline of one exchange, cancelled as soon as it ends, which AbortSignal.timeout() cannot be; the caller's
 // signal is linked by a listener, not AbortSignal.any() (docs/performance.md, register: Deadline).
-import type { Abortable } from './answer-reader.ts'
+import type { Abortable } from './response-reader.ts'
 
 export interface Deadline {
   /** True once the deadline passed or the caller gave up. */

@@ -5,11 +5,11 @@
 import { errors as undiciErrors, type Dispatcher } from 'undici'
 import type { IncomingHttpHeaders } from 'node:http'
 import type { OperationName } from '../../../schemas/operations.ts'
-import { AnswerReader, AnswerTooLarge, dispatchPost, EMPTY_BODY, type ReadOptions } from './answer-reader.ts'
+import { ResponseReader, ResponseTooLarge, dispatchPost, EMPTY_BODY, type ReadOptions } from './response-reader.ts'
 import type { Deadline } from './deadline.ts'
-import { reducedCause, reducedLocation } from './reduce.ts'
+import { trimmedCause, trimmedLocation } from './trim.ts'
 
-/** One redirect followed: its status and where it led, as origin and path (reduce.ts: no query). */
+/** One redirect followed: its status and where it led, as origin and path (trim.ts: no query). */
 export interface Hop { status: number, location: string }
 
 /** Why the wire failed an exchange (a subset of the client's FailureReason). */
@@ -24,14 +24,14 @@ export interface WireRecord {
   duration_ms: number
 }
 
-/** An exchange the wire could not complete; its cause reduced to name, code and message (reduce.ts). */
+/** An exchange the wire could not complete; its cause reduced to name, code and message (trim.ts). */
 export class WireFailure extends Error {
   readonly reason: WireReason
   readonly record: WireRecord
 
   constructor (reason: WireReason, record: WireRecord, cause?: unknown) {
-    const reduced = reducedCause(cause)
-    super(reason, reduced === undefined ? undefined : { cause: reduced })
+    const trimmed = trimmedCause(cause)
+    super(reason, trimmed === undefined ? undefined : { cause: trimmed })
     this.name = 'WireFailure'
     this.reason = reason
     this.record = record
@@ -58,12 +58,12 @@ export interface WireRequest {
   started: number
 }
 
-export interface WireAnswer {
+export interface WireResponse {
   /** The URL the final answer came from. */
   url: URL
   status: number
   headers: IncomingHttpHeaders
-  /** The body's bytes (answer-body.ts reads them); empty for a redirect handed back. */
+  /** The body's bytes (response-body.ts reads them); empty for a redirect handed back. */
   body: Buffer
   /** The redirects followed on the way. */
   redirects: Hop[]
@@ -75,7 +75,7 @@ const ANY_REDIRECT: ReadonlySet<number> = new Set([300, 301, 302, 303, 305, ...R
 // A redirect's body is read through only this far (it frees the connection); past it the connection closes.
 const DISCARD_LIMIT = 64 * 1024
 
-export async function postFollowingRedirects (req: WireRequest): Promise<WireAnswer> {
+export async function postFollowingRedirects (req: WireRequest): Promise<WireResponse> {
   const { deadline } = req
   // This exchange's own record: a failure reports every hop taken and the last status that arrived.
   const record: WireRecord = { operation: req.operation, status: null, redirects: [], duration_ms: 0 }
@@ -83,14 +83,14 @@ export async function postFollowingRedirects (req: WireRequest): Promise<WireAns
   let url = req.url
   let retried = false
   for (;;) {
-    const reader = new AnswerReader(reading)
+    const reader = new ResponseReader(reading)
     deadline.watch(reader)
-    let answer
+    let response
     try {
-      answer = await dispatchPost(req.dispatcher, url, req.headers, req.body, reader)
+      response = await dispatchPost(req.dispatcher, url, req.headers, req.body, reader)
     } catch (cause) {
       if (reader.status !== 0) record.status = reader.status
-      if (cause instanceof AnswerTooLarge) throw fail(req, record, 'too_large', cause)
+      if (cause instanceof ResponseTooLarge) throw fail(req, record, 'too_large', cause)
       // A connection dropped before any byte of any answer (a keep-alive socket the upstream had just closed) is
       // sent once more within the deadline: the operations are lookups declared safe to repeat.
       const repeatable = req.safeToRepeat && !retried && reader.status === 0 && record.status === null
@@ -102,21 +102,22 @@ export async function postFollowingRedirects (req: WireRequest): Promise<WireAns
     } finally {
       deadline.watch(null)
     }
-    record.status = answer.status
-    if (ANY_REDIRECT.has(answer.status)) {
+    record.status = response.status
+    if (ANY_REDIRECT.has(response.status)) {
       if (req.stopAtRedirect === true) {
-        return { url, status: answer.status, headers: answer.headers, body: EMPTY_BODY, redirects: record.redirects }
+        const { status, headers } = response
+        return { url, status, headers, body: EMPTY_BODY, redirects: record.redirects }
       }
-      const location = headerValue(answer.headers.location)
+      const location = headerValue(response.headers.location)
       // 301/302/303 would turn the POST into a GET; the upstream only ever uses 307.
-      if (location === undefined || !REDIRECTS.has(answer.status)) throw fail(req, record, 'redirect_invalid')
+      if (location === undefined || !REDIRECTS.has(response.status)) throw fail(req, record, 'redirect_invalid')
       let next: URL
       try {
         next = new URL(location, url)
       } catch (cause) {
         throw fail(req, record, 'redirect_invalid', cause)
       }
-      record.redirects.push({ status: answer.status, location: reducedLocation(location, next) })
+      record.redirects.push({ status: response.status, location: trimmedLocation(location, next) })
       if (next.origin !== req.redirectTarget.origin) throw fail(req, record, 'redirect_refused')
       if (record.redirects.length > req.maxRedirects) throw fail(req, record, 'redirect_loop')
       // Same origin is not enough: another path (another operation's, with this operation's key and the
@@ -127,7 +128,7 @@ export async function postFollowingRedirects (req: WireRequest): Promise<WireAns
       url = next
       continue
     }
-    return { url, status: answer.status, headers: answer.headers, body: answer.body, redirects: record.redirects }
+    return { url, status: response.status, headers: response.headers, body: response.body, redirects: record.redirects }
   }
 }
 

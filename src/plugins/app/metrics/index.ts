@@ -9,7 +9,7 @@ import { consoleKeyCheck } from '../../../auth/key-check.ts'
 import type { Config } from '../../../config.ts'
 import { UnauthorizedError } from '../../../errors.ts'
 import { METRICS_PATH } from './path.ts'
-import { frontMetrics } from '../../../metrics/front.ts'
+import { httpMetrics } from '../../../metrics/http.ts'
 import type { Metrics } from '../../../metrics/registry.ts'
 
 declare module 'fastify' {
@@ -27,10 +27,10 @@ export default fp<{ config: Pick<Config, 'METRICS_API_KEY'> }>(async function me
   const prom = await import('prom-client')
   const registry = new prom.Registry()
   prom.collectDefaultMetrics({ register: registry })
-  const front = frontMetrics(prom, registry)
-  fastify.decorate('metrics', { prom, registry, shed: front.shed })
+  const http = httpMetrics(prom, registry)
+  fastify.decorate('metrics', { prom, registry, shed: http.shed })
   fastify.addHook('onResponse', function recordResponse (request, reply, done) {
-    front.recordResponse(request, reply)
+    http.recordResponse(request, reply)
     done()
   })
 
@@ -49,11 +49,11 @@ export default fp<{ config: Pick<Config, 'METRICS_API_KEY'> }>(async function me
     if (!keyMatches(presented)) {
       reply.header('www-authenticate', 'Bearer realm="metrics"')
       const refusal = new UnauthorizedError('Metrics need Authorization: Bearer <METRICS_API_KEY>')
-      const answer = await fastify.refuseCredentials(request, reply, refusal)
+      const thrown = await fastify.refuseCredentials(request, reply, refusal)
       // At warn: the route logs at warn only, and a guess at the key is what an operator must see. Past the limit
       // (a 429), the refused-credential summary counts it instead.
-      if (answer === refusal) request.log.warn({ credential: 'metrics key' }, 'refused metrics scrape')
-      throw answer
+      if (thrown === refusal) request.log.warn({ credential: 'metrics key' }, 'refused metrics scrape')
+      throw thrown
     }
     return reply.type(registry.contentType).send(await registry.metrics())
   })

@@ -1,6 +1,6 @@
 // The OpenAPI 3.1 document, generated from the route schemas, and Swagger UI at /docs (with the
 // document at /docs/json and /docs/yaml). Components take the names of the schemas' `$id`s. What these routes
-// send never changes while the process runs: made once at start and compressed once (prepared-answer.ts).
+// send never changes while the process runs: made once at start and compressed once (prepared-response.ts).
 // DOCS=document serves the document alone, DOCS=off nothing (the document is still generated: npm run openapi).
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -14,7 +14,7 @@ import { CONSOLE_KEY_HEADER } from '../../../auth/key-check.ts'
 import type { Config } from '../../../config.ts'
 import { LANGUAGE_LIST } from '../../app/errors/error-response.ts'
 import { DOCS_PREFIX } from './prefix.ts'
-import { prepareAnswer, sendPrepared, type PreparedAnswer } from './prepared-answer.ts'
+import { prepareResponse, sendPrepared, type PreparedResponse } from './prepared-response.ts'
 
 const openapiInfo = {
   title: 'Dealer profile BFF',
@@ -61,12 +61,12 @@ const FILE_TYPES: Record<string, string> = {
 }
 
 /** Swagger UI's files by the path they are served at, with the Cache-Control and Last-Modified they had. */
-async function swaggerUiFiles (compress: boolean): Promise<Array<[string, PreparedAnswer]>> {
-  const files: Array<[string, PreparedAnswer]> = []
+async function swaggerUiFiles (compress: boolean): Promise<Array<[string, PreparedResponse]>> {
+  const files: Array<[string, PreparedResponse]> = []
   for (const name of readdirSync(SWAGGER_UI_FILES)) {
     const path = join(SWAGGER_UI_FILES, name)
     const type = FILE_TYPES[extname(name)] ?? 'application/octet-stream'
-    files.push([`${STATIC_PREFIX}${name}`, await prepareAnswer(readFileSync(path), {
+    files.push([`${STATIC_PREFIX}${name}`, await prepareResponse(readFileSync(path), {
       type,
       compressible: compress && !type.startsWith('image/png'),
       headers: { 'cache-control': 'public, max-age=0', 'last-modified': statSync(path).mtime.toUTCString() }
@@ -130,15 +130,15 @@ export default fp<{ config: Config, describe?: DescribeDocument }>(async functio
   if (config.DOCS === 'off') return
 
   const compress = config.COMPRESSION === 'on'
-  const prepared = new Map<string, PreparedAnswer>()
-  const files = new Map<string, PreparedAnswer>()
+  const prepared = new Map<string, PreparedResponse>()
+  const files = new Map<string, PreparedResponse>()
   fastify.addHook('onReady', async function prepareDocs () {
     const options = { compressible: compress, eager: true }
-    prepared.set(`${DOCS_PREFIX}/json`, await prepareAnswer(Buffer.from(JSON.stringify(fastify.swagger())),
+    prepared.set(`${DOCS_PREFIX}/json`, await prepareResponse(Buffer.from(JSON.stringify(fastify.swagger())),
       { type: 'application/json; charset=utf-8', ...options }))
-    prepared.set(`${DOCS_PREFIX}/yaml`, await prepareAnswer(Buffer.from(fastify.swagger({ yaml: true })),
+    prepared.set(`${DOCS_PREFIX}/yaml`, await prepareResponse(Buffer.from(fastify.swagger({ yaml: true })),
       { type: 'application/x-yaml', ...options }))
-    if (config.DOCS === 'ui') for (const [path, answer] of await swaggerUiFiles(compress)) files.set(path, answer)
+    if (config.DOCS === 'ui') for (const [path, response] of await swaggerUiFiles(compress)) files.set(path, response)
   })
 
   /**
@@ -148,12 +148,12 @@ export default fp<{ config: Config, describe?: DescribeDocument }>(async functio
   async function servePrepared (request: FastifyRequest, reply: FastifyReply) {
     const url = request.routeOptions.url ?? ''
     if (!url.endsWith('*')) {
-      const answer = prepared.get(url)
-      if (answer !== undefined) return await sendPrepared(request, reply, answer)
+      const response = prepared.get(url)
+      if (response !== undefined) return await sendPrepared(request, reply, response)
       return
     }
-    const answer = files.get(`${url.slice(0, -1)}${(request.params as { '*': string })['*']}`)
-    if (answer !== undefined) return await sendPrepared(request, reply, answer)
+    const response = files.get(`${url.slice(0, -1)}${(request.params as { '*': string })['*']}`)
+    if (response !== undefined) return await sendPrepared(request, reply, response)
     reply.callNotFound()
     return reply
   }

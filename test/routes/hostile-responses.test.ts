@@ -6,7 +6,7 @@ import * as fx from '../../schemas/fixtures.ts'
 import { buildTestApp, CONSOLE_KEY, type TestApp } from '../helpers/build-app.ts'
 import { randomUUID } from 'node:crypto'
 import { bearer, claimsFor, hs256 } from '../helpers/tokens.ts'
-import { answerOperation } from '../helpers/upstream-mock.ts'
+import { respondToOperation } from '../helpers/upstream-mock.ts'
 
 const PROFILE = '/api/users/profile'
 const DEEP = 200_000
@@ -24,9 +24,9 @@ const anotherClient = () => hs256(claimsFor({ ...fx.IVANOV, uid_client: randomUU
 
 t.test('a discount nested 200,000 deep degrades its section instead of failing the profile', async t => {
   const { app, upstream } = await buildTestApp(t)
-  answerOperation(upstream, 'passport.get_client', { status: 200, body: fx.passportFound })
-  answerOperation(upstream, 'dealer.discount', { status: 200, body: deepDiscount })
-  answerOperation(upstream, 'dealer.client', { status: 200, body: fx.contractorResult })
+  respondToOperation(upstream, 'passport.get_client', { status: 200, body: fx.passportFound })
+  respondToOperation(upstream, 'dealer.discount', { status: 200, body: deepDiscount })
+  respondToOperation(upstream, 'dealer.client', { status: 200, body: fx.contractorResult })
   const res = await profile(app)
   t.equal(res.statusCode, 200, res.body)
   t.strictSame(res.json().degraded, ['discount'])
@@ -36,9 +36,9 @@ t.test('a discount nested 200,000 deep degrades its section instead of failing t
 
 t.test('a contractor whose last_dealer nests 200,000 deep degrades the contractor section', async t => {
   const { app, upstream } = await buildTestApp(t)
-  answerOperation(upstream, 'passport.get_client', { status: 200, body: fx.passportFound })
-  answerOperation(upstream, 'dealer.discount', { status: 200, body: fx.discountWithBonuses })
-  answerOperation(upstream, 'dealer.client', { status: 200, body: deepContractor })
+  respondToOperation(upstream, 'passport.get_client', { status: 200, body: fx.passportFound })
+  respondToOperation(upstream, 'dealer.discount', { status: 200, body: fx.discountWithBonuses })
+  respondToOperation(upstream, 'dealer.client', { status: 200, body: deepContractor })
   const res = await profile(app)
   t.equal(res.statusCode, 200, res.body)
   t.strictSame(res.json().degraded, ['contractor'])
@@ -46,16 +46,16 @@ t.test('a contractor whose last_dealer nests 200,000 deep degrades the contracto
 
 t.test('a passport nested 200,000 deep is 502 UPSTREAM_BAD_RESPONSE, and does not open the breaker', async t => {
   const { app, upstream } = await buildTestApp(t, { UPSTREAM_BREAKER_MIN_CALLS: '2' })
-  answerOperation(upstream, 'passport.get_client', { status: 200, body: deepPassport, times: 3 })
+  respondToOperation(upstream, 'passport.get_client', { status: 200, body: deepPassport, times: 3 })
   for (let i = 0; i < 3; i++) {
     const res = await profile(app)
     t.equal(res.statusCode, 502, res.body)
     t.equal(res.json().code, 'UPSTREAM_BAD_RESPONSE')
   }
   // One client's absurd record says nothing of the upstream's health: the next client is served.
-  answerOperation(upstream, 'passport.get_client', { status: 200, body: fx.passportFound })
-  answerOperation(upstream, 'dealer.discount', { status: 200, body: fx.discountWithBonuses })
-  answerOperation(upstream, 'dealer.client', { status: 200, body: fx.contractorResult })
+  respondToOperation(upstream, 'passport.get_client', { status: 200, body: fx.passportFound })
+  respondToOperation(upstream, 'dealer.discount', { status: 200, body: fx.discountWithBonuses })
+  respondToOperation(upstream, 'dealer.client', { status: 200, body: fx.contractorResult })
   t.equal((await profile(app)).statusCode, 200)
 })
 
@@ -63,7 +63,7 @@ t.test('the console shows a too deep answer as text, redacted, instead of a 500'
   const { app, upstream, config } = await buildTestApp(t)
   // A field the schema does not name, carrying an echoed key: the console shows every field.
   const text = JSON.stringify({ ...fx.passportFound, echo: config.PASSPORT_API_KEY }).replace(/}$/, `,"extra":${nested(DEEP)}}`)
-  answerOperation(upstream, 'passport.get_client', { status: 200, body: text })
+  respondToOperation(upstream, 'passport.get_client', { status: 200, body: text })
   const res = await app.inject({
     method: 'POST',
     url: '/request-console',
@@ -79,8 +79,8 @@ t.test('the console shows a too deep answer as text, redacted, instead of a 500'
 
 t.test('liveness is answered while several hostile answers are processed', async t => {
   const { app, upstream, agent } = await buildTestApp(t, { UPSTREAM_BREAKER_MIN_CALLS: '100' })
-  answerOperation(upstream, 'passport.get_client', { status: 200, body: deepPassport, times: 3 })
-  answerOperation(upstream, 'passport.get_client', { status: 200, body: hugePassport, times: 3 })
+  respondToOperation(upstream, 'passport.get_client', { status: 200, body: deepPassport, times: 3 })
+  respondToOperation(upstream, 'passport.get_client', { status: 200, body: hugePassport, times: 3 })
   const hostile = Array.from({ length: 6 }, () => profile(app, anotherClient()))
   const live = app.inject('/health/live')
   const answers = await Promise.all(hostile)

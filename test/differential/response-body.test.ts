@@ -4,9 +4,9 @@
 import fc from 'fast-check'
 import t from 'tap'
 import {
-  answerText, LARGE_BODY_BYTES, parseAnswerJson,
+  responseText, LARGE_BODY_BYTES, parseResponseJson,
   parseAsAscii
-} from '../../src/upstream/transport/answer-body.ts'
+} from '../../src/upstream/transport/response-body.ts'
 
 type Outcome = { value: string } | 'threw'
 
@@ -19,7 +19,7 @@ function outcome (parse: (body: Buffer) => unknown, body: Buffer): Outcome {
   }
 }
 
-const standard = (body: Buffer) => JSON.parse(answerText(body))
+const standard = (body: Buffer) => JSON.parse(responseText(body))
 const BOM = Buffer.from([0xEF, 0xBB, 0xBF])
 
 // Pieces of JSON text and of what breaks it: escapes, and bytes no UTF-8 decoder accepts as they stand.
@@ -56,7 +56,7 @@ t.test('any bytes: the same value both ways, or both throw', async t => {
   t.ok(valid > 500, `${valid} valid bodies`)
 })
 
-/** The encodings parseAnswerJson asks Buffer#toString for while it parses `body`, and what it answers. */
+/** The encodings parseResponseJson asks Buffer#toString for while it parses `body`, and what it answers. */
 function decodings (body: Buffer): { encodings: string[], value: unknown } {
   const encodings: string[] = []
   const toString = Buffer.prototype.toString
@@ -65,7 +65,7 @@ function decodings (body: Buffer): { encodings: string[], value: unknown } {
     return toString.apply(this, args)
   } as Buffer['toString']
   try {
-    return { encodings, value: parseAnswerJson(body) }
+    return { encodings, value: parseResponseJson(body) }
   } finally {
     Buffer.prototype.toString = toString
   }
@@ -82,16 +82,16 @@ t.test('a large body with Cyrillic text takes the one-byte path and parses as th
   t.notOk(large.encodings.slice(1).some(encoding => encoding !== 'utf8'), 'then only its non-ASCII runs decoded')
   const small = decodings(Buffer.from(JSON.stringify({ client: 'Иванов Иван', cars: cars.slice(0, 10) })))
   t.strictSame(small.encodings, ['utf8'], 'a small body keeps the UTF-8 decoder')
-  t.same(parseAnswerJson(Buffer.concat([BOM, body])), standard(body))
+  t.same(parseResponseJson(Buffer.concat([BOM, body])), standard(body))
   // Invalid UTF-8 inside a string reads as U+FFFD, as the decoder reads it; outside one it is an error both ways.
   const broken = Buffer.concat([body.subarray(0, body.length - 3), Buffer.from([0xC3, 0x22, 0x7D])])
-  t.equal(outcome(parseAnswerJson, broken), 'threw')
+  t.equal(outcome(parseResponseJson, broken), 'threw')
   const replaced =
     Buffer.concat([Buffer.from('{"a":"'), Buffer.from([0xE2, 0x82]), Buffer.from('x"}'),
       Buffer.alloc(LARGE_BODY_BYTES, 0x20)])
-  t.same(parseAnswerJson(replaced), { a: '\uFFFDx' })
+  t.same(parseResponseJson(replaced), { a: '\uFFFDx' })
   // A backslash before a non-ASCII character is an invalid escape, not an escaped backslash.
-  t.equal(outcome(parseAnswerJson, Buffer.concat([Buffer.from('["\\é"]'), Buffer.alloc(LARGE_BODY_BYTES, 0x20)])),
+  t.equal(outcome(parseResponseJson, Buffer.concat([Buffer.from('["\\é"]'), Buffer.alloc(LARGE_BODY_BYTES, 0x20)])),
     'threw')
-  t.same(parseAnswerJson(Buffer.concat([Buffer.from('["\\\\é"]'), Buffer.alloc(LARGE_BODY_BYTES, 0x20)])), ['\\é'])
+  t.same(parseResponseJson(Buffer.concat([Buffer.from('["\\\\é"]'), Buffer.alloc(LARGE_BODY_BYTES, 0x20)])), ['\\é'])
 })

@@ -8,7 +8,7 @@ import { Compile } from 'typebox/compile'
 import { ErrorBody } from '../../schemas/errors.ts'
 import { Profile } from '../../schemas/profile.ts'
 import { ConsoleAnswer } from '../../schemas/console.ts'
-import { seededClients, unknownAnswers } from '../../sandbox/seed.ts'
+import { seededClients, unknownResponses } from '../../sandbox/seed.ts'
 import { errorCodes } from '../../src/errors.ts'
 import { operations } from '../../schemas/operations.ts'
 import { buildTestApp, CONSOLE_KEY, DEALER_KEY, JWT_SECRET, PASSPORT_KEY, type TestApp } from '../helpers/build-app.ts'
@@ -21,7 +21,7 @@ const catalog = new Set<string>(errorCodes)
 
 const isErrorBody = Compile(ErrorBody)
 const isProfile = Compile(Profile)
-const isConsoleAnswer = Compile(ConsoleAnswer)
+const isConsoleResponse = Compile(ConsoleAnswer)
 
 const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' }
 /** The property app's MIN_APP_VERSION. */
@@ -51,19 +51,19 @@ export async function propertyApp (t: Test): Promise<TestApp> {
     const client = seededClients.find(c => c.identity.vendor === p.vendor && c.identity.login === p.login &&
       c.identity.uid_client.toUpperCase() === p.uid_client?.toUpperCase())
     return client === undefined
-      ? { statusCode: 400, data: unknownAnswers.passport, responseOptions: { headers: JSON_TYPE } }
+      ? { statusCode: 400, data: unknownResponses.passport, responseOptions: { headers: JSON_TYPE } }
       : { statusCode: 200, data: client.passport, responseOptions: { headers: JSON_TYPE } }
   }).persist()
   built.upstream.intercept({ path: route(operations['dealer.discount'].path), method: 'POST' }).reply(({ body }) =>
     ({
       statusCode: 200,
-      data: byUid(params(body).uid_client ?? '')?.discount ?? unknownAnswers.discount,
+      data: byUid(params(body).uid_client ?? '')?.discount ?? unknownResponses.discount,
       responseOptions: { headers: JSON_TYPE }
     })).persist()
   built.upstream.intercept({ path: route(operations['dealer.client'].path), method: 'POST' }).reply(({ body }) =>
     ({
       statusCode: 200,
-      data: byUid(params(body).uid_client ?? '')?.contractor ?? unknownAnswers.contractor,
+      data: byUid(params(body).uid_client ?? '')?.contractor ?? unknownResponses.contractor,
       responseOptions: { headers: JSON_TYPE }
     })).persist()
   return built
@@ -98,7 +98,7 @@ function brokenPromises (res: InjectResponse, route: 'profile' | 'console'): str
     } else if (body.code === 'INTERNAL_ERROR') problems.push(`unmapped error: ${res.body}`)
     else if (!catalog.has(body.code)) problems.push(`code ${body.code} is not in the catalog`)
   } else if (res.statusCode === 200) {
-    const check = route === 'profile' ? isProfile : isConsoleAnswer
+    const check = route === 'profile' ? isProfile : isConsoleResponse
     if (!check.Check(body)) problems.push(`200 body breaks the ${route} schema`)
   }
   return problems

@@ -41,7 +41,7 @@ const requestIdParameter = () => ({
 })
 
 /** The headers of every answer of every route. */
-const everyAnswerHeaders = (): Headers => ({
+const everyResponseHeaders = (): Headers => ({
   'x-request-id': {
     type: 'string',
     description: 'The request\'s id: the caller\'s own `x-request-id` when well formed, a fresh UUID otherwise.',
@@ -81,8 +81,8 @@ const deprecationHeaders = (schema: RouteSchema): Headers => {
 }
 
 /** A status's answer with `headers` added; a bare schema (a `$ref`) becomes the JSON content of the answer. */
-function withHeaders (answer: unknown, headers: Headers): Response {
-  const response = structuredClone(answer) as Response
+function withHeaders (schema: unknown, headers: Headers): Response {
+  const response = structuredClone(schema) as Response
   const described = typeof response.description === 'string' || response.content !== undefined ||
     response.type === 'null'
   const out: Response = described
@@ -93,7 +93,7 @@ function withHeaders (answer: unknown, headers: Headers): Response {
 }
 
 /** A JSON answer of a shared schema (one with a `$id`), described as the schema describes itself. */
-export function jsonAnswer<T extends TSchema> (schema: T) {
+export function jsonResponse<T extends TSchema> (schema: T) {
   const description = (schema as { description?: unknown }).description
   return {
     description: typeof description === 'string' ? description : 'Success',
@@ -109,14 +109,14 @@ export function jsonAnswer<T extends TSchema> (schema: T) {
 export function documented<S extends RouteSchema> (schema: S, options: { perMinute?: number } = {}): S {
   const headers: TProperties = { ...requestIdParameter(), ...schema.headers?.properties }
   const common: Headers = {
-    ...everyAnswerHeaders(),
+    ...everyResponseHeaders(),
     // A route that needs credentials: no cache may keep any of its answers (plugins/app/cache-control/).
     ...(needsCredentials(schema) ? noStoreHeader() : {}),
     ...(options.perMinute === undefined ? {} : limitStateHeaders(options.perMinute)),
     ...deprecationHeaders(schema)
   }
   const response = Object.fromEntries(Object.entries(schema.response ?? {})
-    .map(([status, answer]) => [status, withHeaders(answer, common)]))
+    .map(([status, response]) => [status, withHeaders(response, common)]))
   return { ...schema, headers: Type.Object(headers), response }
 }
 
@@ -142,7 +142,7 @@ export const APP_ROUTE_CODES: readonly ErrorCode[] = [
 const REFUSED_TOKENS = 'tokens that failed verification (or under a signing key a refresh has not found)'
 
 /** The 429, 500, 502 and 504 of a route that calls an upstream. */
-export function upstreamAnswers ({ upstream, operation, limit }: UpstreamRoute) {
+export function upstreamResponses ({ upstream, operation, limit }: UpstreamRoute) {
   return {
     429: errorResponse(`Too many ${limit.counts} this minute, or too many ${limit.refused ?? REFUSED_TOKENS} from ` +
       'this address.',
@@ -169,7 +169,7 @@ export function appRoute<S extends RouteSchema> (schema: S, route: UpstreamRoute
         'claims; `reason` says whether to refresh the token or sign in again.',
       [withReason(new UnauthorizedError('The bearer token has expired'), 'token_expired')],
       bearerChallengeHeader()),
-    ...upstreamAnswers(route),
+    ...upstreamResponses(route),
     503: errorResponse(`${upstream} could not be reached, or its circuit breaker is open (with \`Retry-After\`: ` +
       'seconds until its next probe), or the service is shedding load (with `Retry-After`), or the token names a ' +
       'signing key the key set does not hold yet while a refresh is not allowed (`SIGNING_KEY_PENDING`, with ' +

@@ -3,8 +3,8 @@
 // connection closed, was a body read through), the calls can.
 import t from 'tap'
 import type { Dispatcher } from 'undici'
-import { answerText, parseAnswerJson } from '../../src/upstream/transport/answer-body.ts'
-import { AnswerReader, AnswerTooLarge } from '../../src/upstream/transport/answer-reader.ts'
+import { responseText, parseResponseJson } from '../../src/upstream/transport/response-body.ts'
+import { ResponseReader, ResponseTooLarge } from '../../src/upstream/transport/response-reader.ts'
 
 function controller () {
   const aborted: Error[] = []
@@ -17,7 +17,7 @@ function controller () {
   return c as typeof c & Dispatcher.DispatchController
 }
 
-const reader = () => new AnswerReader({ maxBodyBytes: 100, discard: new Set([307]), discardLimit: 50 })
+const reader = () => new ResponseReader({ maxBodyBytes: 100, discard: new Set([307]), discardLimit: 50 })
 const bytes = (n: number) => Buffer.alloc(n, 'x')
 const rejection = (promise: Promise<unknown>) =>
   promise.then(() => { throw new Error('expected a rejection') }, (reason: unknown) => reason)
@@ -42,7 +42,7 @@ t.test('a declared length past the cap ends the answer before any of its body is
   r.onRequestStart(c)
   r.onResponseStart(c, 200, { 'content-length': '101' })
 
-  await t.rejects(r.promise, AnswerTooLarge)
+  await t.rejects(r.promise, ResponseTooLarge)
   t.equal(c.aborted.length, 1, 'the connection is closed')
   t.equal(r.status, 200, 'the headers had arrived')
 })
@@ -56,7 +56,7 @@ t.test('a body counted past the cap ends the answer while it is read', async t =
   t.strictSame(c.aborted, [], 'within the cap so far')
   r.onResponseData(c, bytes(41))
 
-  await t.rejects(r.promise, AnswerTooLarge)
+  await t.rejects(r.promise, ResponseTooLarge)
   t.equal(c.aborted.length, 1)
 })
 
@@ -131,6 +131,6 @@ t.test('the body is kept as received; a leading byte order mark is not part of i
   r.onResponseEnd()
   const { body } = await r.promise
   t.same([...body], [0xEF, 0xBB, 0xBF, 0x7B, 0x7D])
-  t.equal(answerText(body), '{}')
-  t.same(parseAnswerJson(body), {})
+  t.equal(responseText(body), '{}')
+  t.same(parseResponseJson(body), {})
 })

@@ -8,8 +8,8 @@ import { setImmediate as turn } from 'node:timers/promises'
 import fc from 'fast-check'
 import t, { type Test } from 'tap'
 import { Client, request } from 'undici'
-import { answerText } from '../../src/upstream/transport/answer-body.ts'
-import { AnswerReader, dispatchPost } from '../../src/upstream/transport/answer-reader.ts'
+import { responseText } from '../../src/upstream/transport/response-body.ts'
+import { ResponseReader, dispatchPost } from '../../src/upstream/transport/response-reader.ts'
 
 type Framing = 'length' | 'chunked' | 'close'
 
@@ -106,9 +106,9 @@ const BODY = '{"login":"79161234567"}'
 async function ours (origin: string, path: string): Promise<Outcome> {
   const client = new Client(origin)
   try {
-    const reader = new AnswerReader({ maxBodyBytes: 1 << 20, discard: new Set(), discardLimit: 0 })
+    const reader = new ResponseReader({ maxBodyBytes: 1 << 20, discard: new Set(), discardLimit: 0 })
     const { status, body } = await dispatchPost(client, new URL(path, origin), HEADERS, BODY, reader)
-    return { status, text: answerText(body) }
+    return { status, text: responseText(body) }
   } catch {
     return 'failed'
   } finally {

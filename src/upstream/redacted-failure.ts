@@ -3,7 +3,7 @@
 import { textRedactor } from '../redaction.ts'
 import type { CallOptions } from './call-types.ts'
 import { upstreamError, type UpstreamError } from './errors.ts'
-import { reducedContractMessage } from './interpret.ts'
+import { trimmedContractMessage } from './interpret.ts'
 import type { WireFailure } from './transport/exchange.ts'
 
 /** What of a call's failure texts is redacted: the keys, and the caller's login (the call's, or its params'). */
@@ -21,14 +21,14 @@ export function upstreamFailure (failure: WireFailure): UpstreamError {
 }
 
 /** The failure with its texts redacted, in place. Its exchange is its own (never the console's Exchange). */
-export function reduced (error: UpstreamError, redact: (text: string) => string): UpstreamError {
+export function redacted (error: UpstreamError, redact: (text: string) => string): UpstreamError {
   const { exchange } = error
   exchange.redirects = exchange.redirects.map(hop => ({ status: hop.status, location: redact(hop.location) }))
   if (exchange.contract !== undefined) {
     exchange.contract = {
       valid: exchange.contract.valid,
       errors: exchange.contract.errors.map(e => ({
-        path: redact(e.path), message: redact(reducedContractMessage(e.message))
+        path: redact(e.path), message: redact(trimmedContractMessage(e.message))
       }))
     }
   }

@@ -6,7 +6,7 @@
 const ABSOLUTE = /^(?:[a-z][a-z\d+.-]*:|\/\/)/i
 
 /** A Location as origin and path (a relative one as its path): no query, fragment or user info. */
-export function reducedLocation (location: string, resolved: URL): string {
+export function trimmedLocation (location: string, resolved: URL): string {
   return ABSOLUTE.test(location.trimStart()) ? resolved.origin + resolved.pathname : resolved.pathname
 }
 
@@ -19,12 +19,12 @@ export function mediaType (contentType: string): string {
  * A transport failure's cause as its name, code and message alone: no field of raw bytes (a parser error's
  * `data`), no socket, no input (a URL error's). Undefined when there was none.
  */
-export function reducedCause (cause: unknown): Error | undefined {
+export function trimmedCause (cause: unknown): Error | undefined {
   if (cause === undefined) return undefined
   if (!(cause instanceof Error)) return new Error(typeof cause)
-  const reduced = new Error(cause.message)
-  reduced.name = cause.name
+  const trimmed = new Error(cause.message)
+  trimmed.name = cause.name
   const { code } = cause as { code?: unknown }
-  if (typeof code === 'string') Object.assign(reduced, { code })
-  return reduced
+  if (typeof code === 'string') Object.assign(trimmed, { code })
+  return trimmed
 }

@@ -25,24 +25,24 @@ const gzipped = promisify(gzip)
 
 type Encoding = 'br' | 'gzip'
 
-export interface PreparedAnswer {
+export interface PreparedResponse {
   readonly type: string
   readonly etag: string
   /** Headers of the answer beside type, tag and encoding (the static files' Cache-Control, Last-Modified). */
   readonly headers: Readonly<Record<string, string>>
   readonly identity: Buffer
   readonly compressible: boolean
-  /** Each encoding's bytes, made at the first request that takes it (or at once by prepareAnswer's `eager`). */
+  /** Each encoding's bytes, made at the first request that takes it (or at once by prepareResponse's `eager`). */
   readonly encoded: Map<Encoding, Promise<Buffer>>
 }
 
-function encode (answer: PreparedAnswer, encoding: Encoding): Promise<Buffer> {
-  let bytes = answer.encoded.get(encoding)
+function encode (response: PreparedResponse, encoding: Encoding): Promise<Buffer> {
+  let bytes = response.encoded.get(encoding)
   if (bytes === undefined) {
     bytes = encoding === 'br'
-      ? brotli(answer.identity, { params: BROTLI_PARAMS })
-      : gzipped(answer.identity, { level: GZIP_LEVEL })
-    answer.encoded.set(encoding, bytes)
+      ? brotli(response.identity, { params: BROTLI_PARAMS })
+      : gzipped(response.identity, { level: GZIP_LEVEL })
+    response.encoded.set(encoding, bytes)
   }
   return bytes
 }
@@ -51,10 +51,10 @@ function encode (answer: PreparedAnswer, encoding: Encoding): Promise<Buffer> {
  * An answer of `identity` bytes; `compressible` ones get br and gzip forms (both at once when `eager`). The tag
  * names the bytes (weak: the encodings are the same content).
  */
-export async function prepareAnswer (identity: Buffer, options: {
+export async function prepareResponse (identity: Buffer, options: {
   type: string, compressible: boolean, eager?: boolean, headers?: Record<string, string>
-}): Promise<PreparedAnswer> {
-  const answer: PreparedAnswer = {
+}): Promise<PreparedResponse> {
+  const response: PreparedResponse = {
     type: options.type,
     etag: `W/"${createHash('sha256').update(identity).digest('base64url').slice(0, 27)}"`,
     headers: options.headers ?? {},
@@ -62,8 +62,10 @@ export async function prepareAnswer (identity: Buffer, options: {
     compressible: options.compressible && identity.length >= THRESHOLD_BYTES,
     encoded: new Map()
   }
-  if (answer.compressible && options.eager === true) await Promise.all([encode(answer, 'br'), encode(answer, 'gzip')])
-  return answer
+  if (response.compressible && options.eager === true) {
+    await Promise.all([encode(response, 'br'), encode(response, 'gzip')])
+  }
+  return response
 }
 
 /**
@@ -71,22 +73,22 @@ export async function prepareAnswer (identity: Buffer, options: {
  * `Vary: Accept-Encoding` on a compressible one, or a 304 when If-None-Match names its tag.
  */
 export async function sendPrepared (
-  request: FastifyRequest, reply: FastifyReply, answer: PreparedAnswer
+  request: FastifyRequest, reply: FastifyReply, response: PreparedResponse
 ): Promise<FastifyReply> {
-  reply.header('etag', answer.etag)
-  for (const [name, value] of Object.entries(answer.headers)) reply.header(name, value)
-  if (answer.compressible) reply.header('vary', 'accept-encoding')
-  if (fresh(request.headers, { etag: answer.etag, 'last-modified': answer.headers['last-modified'] })) {
+  reply.header('etag', response.etag)
+  for (const [name, value] of Object.entries(response.headers)) reply.header(name, value)
+  if (response.compressible) reply.header('vary', 'accept-encoding')
+  if (fresh(request.headers, { etag: response.etag, 'last-modified': response.headers['last-modified'] })) {
     return reply.code(304).send()
   }
-  reply.type(answer.type)
+  reply.type(response.type)
   const accepted = request.headers['accept-encoding']
-  const encoding = answer.compressible && accepted !== undefined
+  const encoding = response.compressible && accepted !== undefined
     ? negotiate(accepted.toLowerCase().replace(GZIP_ALIAS, 'gzip'), ENCODINGS)
     : undefined
   if (encoding !== 'br' && encoding !== 'gzip') {
-    return reply.header('content-length', answer.identity.length).send(answer.identity)
+    return reply.header('content-length', response.identity.length).send(response.identity)
   }
-  const bytes = await encode(answer, encoding)
+  const bytes = await encode(response, encoding)
   return reply.header('content-encoding', encoding).header('content-length', bytes.length).send(bytes)
 }

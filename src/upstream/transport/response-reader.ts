@@ -3,10 +3,10 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Dispatcher } from 'undici'
 
-export interface RawAnswer {
+export interface RawResponse {
   status: number
   headers: IncomingHttpHeaders
-  /** The body as received: answer-body.ts reads it as text or JSON. */
+  /** The body as received: response-body.ts reads it as text or JSON. */
   body: Buffer
 }
 
@@ -19,10 +19,10 @@ export interface Abortable {
 }
 
 /** The answer's body passed the cap: declared so, or counted while read. */
-export class AnswerTooLarge extends Error {
+export class ResponseTooLarge extends Error {
   constructor (limit: number) {
     super(`the answer is larger than ${limit} bytes`)
-    this.name = 'AnswerTooLarge'
+    this.name = 'ResponseTooLarge'
   }
 }
 
@@ -38,11 +38,11 @@ export interface ReadOptions {
  * Settles once: with the answer, or with why there is none. `status` tells whether the headers had
  * arrived (0 until then): a failure before them read no byte of any answer.
  */
-export class AnswerReader implements Dispatcher.DispatchHandler, Abortable {
+export class ResponseReader implements Dispatcher.DispatchHandler, Abortable {
   status = 0
   headers: IncomingHttpHeaders = {}
-  readonly promise: Promise<RawAnswer>
-  #resolve!: (answer: RawAnswer) => void
+  readonly promise: Promise<RawResponse>
+  #resolve!: (response: RawResponse) => void
   #reject!: (reason: unknown) => void
   #settled = false
   #controller: Dispatcher.DispatchController | null = null
@@ -54,7 +54,7 @@ export class AnswerReader implements Dispatcher.DispatchHandler, Abortable {
 
   constructor (options: ReadOptions) {
     this.#options = options
-    this.promise = new Promise<RawAnswer>((resolve, reject) => {
+    this.promise = new Promise<RawResponse>((resolve, reject) => {
       this.#resolve = resolve
       this.#reject = reject
     })
@@ -120,7 +120,7 @@ export class AnswerReader implements Dispatcher.DispatchHandler, Abortable {
   }
 
   #tooLarge (controller: Dispatcher.DispatchController): void {
-    const error = new AnswerTooLarge(this.#options.maxBodyBytes)
+    const error = new ResponseTooLarge(this.#options.maxBodyBytes)
     this.#fail(error)
     controller.abort(error)
   }
@@ -135,8 +135,8 @@ export class AnswerReader implements Dispatcher.DispatchHandler, Abortable {
 
 /** Sends one POST and reads its answer with `reader`; the reader's promise tells the outcome. */
 export function dispatchPost (
-  dispatcher: Dispatcher, url: URL, headers: Record<string, string>, body: string, reader: AnswerReader
-): Promise<RawAnswer> {
+  dispatcher: Dispatcher, url: URL, headers: Record<string, string>, body: string, reader: ResponseReader
+): Promise<RawResponse> {
   try {
     dispatcher.dispatch({ origin: url.origin, path: url.pathname + url.search, method: 'POST', headers, body }, reader)
   } catch (error) {

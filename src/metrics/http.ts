@@ -10,15 +10,15 @@ const SHED_PRESSURES: Record<string, string> = {
   eventLoopDelay: 'event_loop_delay', heapUsedBytes: 'heap_used', rssBytes: 'rss'
 }
 
-export interface FrontMetrics {
+export interface HttpMetrics {
   /** The onResponse hook's work: one sample per answered front request. */
   recordResponse (request: FastifyRequest, reply: FastifyReply): void
   /** One request refused by load shedding, by under-pressure's name of the bound it found exceeded. */
   shed (pressure: string): void
 }
 
-export function frontMetrics ({ Counter, Histogram }: Pick<PromClient, 'Counter' | 'Histogram'>,
-  registry: Registry): FrontMetrics {
+export function httpMetrics ({ Counter, Histogram }: Pick<PromClient, 'Counter' | 'Histogram'>,
+  registry: Registry): HttpMetrics {
   const registers = [registry]
   const httpRequests = new Counter({
     name: 'bff_http_requests_total',

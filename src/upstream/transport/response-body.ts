@@ -16,17 +16,17 @@ function bomLength (body: Buffer): number {
 }
 
 /** The body as UTF-8 text, a leading byte order mark dropped. */
-export function answerText (body: Buffer): string {
+export function responseText (body: Buffer): string {
   return body.toString('utf8', bomLength(body))
 }
 
-/** What JSON.parse(answerText(body)) answers, or throws; without a two-byte string for a large body. */
-export function parseAnswerJson (body: Buffer): unknown {
-  return body.length < LARGE_BODY_BYTES ? JSON.parse(answerText(body)) : parseAsAscii(body)
+/** What JSON.parse(responseText(body)) answers, or throws; without a two-byte string for a large body. */
+export function parseResponseJson (body: Buffer): unknown {
+  return body.length < LARGE_BODY_BYTES ? JSON.parse(responseText(body)) : parseAsAscii(body)
 }
 
 /**
- * JSON.parse(answerText(body)) over ASCII text: each run of non-ASCII bytes becomes the `\uXXXX` escapes of what
+ * JSON.parse(responseText(body)) over ASCII text: each run of non-ASCII bytes becomes the `\uXXXX` escapes of what
  * it decodes to. UTF-8 never uses an ASCII byte inside a multi-byte character, so a run decodes alone as it does
  * in the whole text (invalid bytes to U+FFFD alike). Inside a string an escape is the character; anywhere else
  * JSON allows neither, so invalid text stays invalid. A run right after an escaping backslash is left as it is:
