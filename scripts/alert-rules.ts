@@ -3,7 +3,7 @@
 // Every alert has an entry in docs/runbook.md under its own name; every metric is one /metrics exports
 // (test/deploy/metric-names.test.ts scrapes the service to check).
 import { ConfigSchema } from '../src/config.ts'
-import { routeModules } from '../src/routes/registry.ts'
+import { registeredRoutes } from '../src/routes/registry.ts'
 
 /**
  * Where the committed rules say the runbook is read: a placeholder, since only a deployment knows where its copy of
@@ -25,7 +25,7 @@ const NEAR_DEADLINE = 0.8
 
 /**
  * The registered routes (src/routes/registry.ts) the error budget, its alerts and the dashboard leave out, and why;
- * docs/runbook.md ("Routes without an error budget") says the same. Every other registered route is watched.
+ * docs/operations.md ("Which routes have an error budget") says the same. Every other registered route is watched.
  */
 export const UNWATCHED_ROUTES: Readonly<Record<string, string>> = {
   'POST /request-console': 'an operator tool, used by hand: an operator sees its failures as they happen, and an ' +
@@ -36,7 +36,7 @@ export const UNWATCHED_ROUTES: Readonly<Record<string, string>> = {
 }
 
 /** Every registered route but those above, as `METHOD /path`: each has its error budget and its dashboard line. */
-export const WATCHED_ROUTES = routeModules.flatMap(module => Object.keys(module.errorCodes))
+export const WATCHED_ROUTES = registeredRoutes
   .filter(route => !(route in UNWATCHED_ROUTES))
 /** The watched routes' label matcher (the route pattern, as the front metrics label it). */
 export const WATCHED = `route=~"${[...new Set(WATCHED_ROUTES.map(route => route.split(' ')[1]))].join('|')}"`

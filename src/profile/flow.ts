@@ -1,7 +1,8 @@
 // A profile request from start to profile: concurrent requests of one client share one load (single-flight),
 // inside the `profile` span when tracing is on; each request waits for it on its own, and leaves it when its
-// client does (`request.signal`). Every request of a load gets the same LoadedProfile: the profile plugin
-// (plugins/app/profile.ts) serializes it and tags it once per load, and those bytes become the client's copy.
+// client does (`request.signal`). Each load is turned into its response once (`respond`: the profile plugin serializes
+// and tags it, and those bytes become the client's copy), and every request of the load shares that response, not
+// the composed profile, which would otherwise live as long as the slowest request of the load.
 import type { FastifyBaseLogger } from 'fastify'
 import type { Caller } from '../auth/caller.ts'
 import { activeTracer } from '../tracing/tracer.ts'
@@ -23,7 +24,7 @@ export interface ProfileRequest {
   signal: AbortSignal
 }
 
-export function createProfileFlow (options: {
+export function createProfileFlow<R extends Pick<LoadedProfile, 'degraded' | 'stale' | 'freshness'>> (options: {
   upstream: UpstreamClient
   budgetMs: number
   lastKnown: LastKnown | null
@@ -31,23 +32,26 @@ export function createProfileFlow (options: {
   passport: PassportRecords
   /** Told of the sections each answer goes without and of those a copy stands in for (the metrics). */
   observer?: ProfileObserver
+  /** A load's response, made once per load and shared by its requests. */
+  respond: (caller: Caller, loaded: LoadedProfile) => R
 }) {
-  const { upstream, budgetMs, lastKnown, passport, observer = NO_PROFILE_OBSERVER } = options
+  const { upstream, budgetMs, lastKnown, passport, observer = NO_PROFILE_OBSERVER, respond } = options
   const ctx: LoadContext = { upstream, budgetMs, lastKnown, observer, passport, composer: createProfileComposer() }
-  const flights = createSingleFlight<LoadedProfile>()
+  const flights = createSingleFlight<R>()
   // Decided once: with tracing off, `spans` is null and a request makes no span work at all.
   const tracer = activeTracer()
   const spans = tracer === null ? null : profileSpans(tracer)
 
-  return function profileOf (caller: Caller, request: ProfileRequest): Promise<LoadedProfile> {
+  return function profileOf (caller: Caller, request: ProfileRequest): Promise<R> {
     // None of the three parts can hold a space (UUID, digits, vendor code): the key is unambiguous.
     const key = `${caller.uid_client} ${caller.login} ${caller.vendor}`
     const span = spans === null ? null : spans.start()
     const joined = flights.join(key, request.id, run => {
       const headers = upstream.forwardedHeaders(request.headers, request.id)
-      return span === null
+      const loading = span === null
         ? loadProfile(ctx, caller, headers, run, request.log)
         : span.run(() => loadProfile(ctx, caller, headers, run, request.log))
+      return loading.then(loaded => respond(caller, loaded))
     })
     // The upstream saw the starting request's id: this line ties a joiner's answer to it.
     if (joined.sharedWith !== undefined) {
@@ -60,8 +64,8 @@ export function createProfileFlow (options: {
   }
 
   /** Every answer counts the sections it goes without, a request sharing a load too: each was sent degraded. */
-  function counted (loaded: LoadedProfile): LoadedProfile {
-    for (const section of loaded.degraded) observer.degraded(section)
-    return loaded
+  function counted (response: R): R {
+    for (const section of response.degraded) observer.degraded(section)
+    return response
   }
 }

@@ -10,7 +10,7 @@ import { assemble, contractorSection, discountSection, type DealerSections, type
 import { oldestOf } from './last-known/entry.ts'
 import type { LastKnown, LastKnownEntry, SectionTimes } from './last-known/last-known.ts'
 import type { ProfileObserver } from './observer.ts'
-import type { PassportRecord, PassportRecords } from './passport-record.ts'
+import { upstreamCallerOf, type PassportRecord, type PassportRecords } from './passport-record.ts'
 
 /** Where an answer's data came from: the upstream, partly the copy, or all a copy within PROFILE_FRESH_S. */
 type Freshness = 'fresh' | 'stale' | 'cached'
@@ -60,7 +60,7 @@ export async function loadProfile (ctx: LoadContext, caller: Caller, headers: Tr
   timer.unref()
   const signal = run.signal
   // Who the dealer calls are for: the breakers bound this caller's share by `id`; failures redact its `login`.
-  const upstreamCaller = { id: caller.uid_client, login: caller.login }
+  const upstreamCaller = upstreamCallerOf(caller)
   try {
     // Only with PROFILE_FRESH_S: otherwise the fresh path never waits on the store.
     let copy: LastKnownEntry | undefined

@@ -35,6 +35,11 @@ export interface PassportRecords {
   accept (caller: Caller, response: PassportResponse): PassportRecord
 }
 
+/** Who an upstream call is for: the breakers bound this caller's share by `id`; failures redact its `login`. */
+export function upstreamCallerOf (caller: Caller): { id: string, login: string } {
+  return { id: caller.uid_client, login: caller.login }
+}
+
 export function createPassportRecords (options: {
   upstream: UpstreamClient
   /** Null when last-known copies are off. */
@@ -50,8 +55,7 @@ export function createPassportRecords (options: {
         headers,
         ...(signal === undefined ? {} : { signal }),
         ...(timeoutMs === undefined ? {} : { timeoutMs }),
-        // Who the call is for: the breakers bound this caller's share by `id`; failures redact its `login`.
-        caller: { id: caller.uid_client, login: caller.login }
+        caller: upstreamCallerOf(caller)
       })
   }
 

@@ -10,6 +10,7 @@ import type { onRequestHookHandler } from 'fastify'
 import { operations, type OperationName } from '../../schemas/operations.ts'
 import type { Config } from '../config.ts'
 import { perClientRateLimit } from '../plugins/external/rate-limit/route-limits.ts'
+import { hooksOf } from '../route-hooks.ts'
 import { appRoute } from './standard-responses.ts'
 
 /** What a personal route declares: the upstream operation its standard error answers name. */
@@ -31,9 +32,6 @@ const UPSTREAMS = { passport: 'The passport service', dealer: 'The dealer servic
 
 const COUNTS = 'requests to this route for this client (token `sub`)'
 
-const asArray = <T>(hooks: T | T[] | undefined): T[] =>
-  hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]
-
 export default fp<{ config: Config }>(async function personalRoutes (fastify, { config }) {
   // The limit's own onRoute hook reads `config.rateLimit` as the route is added: it must come after this one's.
   if (fastify.hasDecorator('createRateLimit')) {
@@ -51,7 +49,7 @@ export default fp<{ config: Config }>(async function personalRoutes (fastify, { 
       throw new Error(`${route.method} ${route.url} is personal: the auth plugin must be registered`)
     }
     const authenticate: onRequestHookHandler = fastify.authenticate
-    route.onRequest = [authenticate, ...asArray(route.onRequest)]
+    route.onRequest = [authenticate, ...hooksOf(route.onRequest)]
     // `private`: the cache-control plugin says no-store on every answer, whatever the schema says.
     route.config = { ...route.config, private: true, rateLimit }
     const { operation, counts = COUNTS } = personal

@@ -10,3 +10,6 @@ import profile from './profile/route.ts'
 import type { RouteModule } from './route-module.ts'
 
 export const routeModules: readonly RouteModule[] = [health, profile, requestConsole]
+
+/** Every registered route as `METHOD /path`, in the registry's order. */
+export const registeredRoutes: readonly string[] = routeModules.flatMap(module => Object.keys(module.errorCodes))

@@ -227,8 +227,6 @@ interface OperationBreaker {
   served: ServedCallers
   /** Half-open: a probe is out. */
   probing: boolean
-  /** The caller of the probe out (an opaque key); undefined when it named none. */
-  prober: string | undefined
   roundStart: number
   /** Half-open: the probes that failed this round (each another caller's), those of served callers, their keys. */
   failedProbes: number
@@ -249,8 +247,8 @@ export const NOT_PROBE: Admission = -1
  */
 const keyOf = (caller: string | undefined) => caller === undefined ? undefined : hash('sha256', caller, 'base64url')
 
-/** Outcomes of an answer that served the caller: its record, or the operation's documented not-found. */
-const SERVED = new Set(['ok', 'not_found'])
+/** Whether an answer served its caller: the caller's record, or the operation's documented not-found. */
+export const isServedOutcome = (outcome: string): boolean => outcome === 'ok' || outcome === 'not_found'
 
 export interface Breakers {
   /**
@@ -285,7 +283,6 @@ export function createBreakers (
       window: new FailureWindow(options, now),
       served: new ServedCallers(),
       probing: false,
-      prober: undefined,
       roundStart: 0,
       failedProbes: 0,
       servedFailedProbes: 0,
@@ -297,7 +294,6 @@ export function createBreakers (
     breaker.state = state
     breaker.epoch++
     breaker.probing = false
-    breaker.prober = undefined
     if (state === 'open') breaker.openedAt = now()
     if (state === 'half_open') newRound(breaker)
     onChange?.(operation, state)
@@ -332,7 +328,6 @@ export function createBreakers (
     }
     // Still half-open: the next probe is another caller's.
     breaker.probing = false
-    breaker.prober = undefined
     breaker.epoch++
   }
 
@@ -340,7 +335,6 @@ export function createBreakers (
   function released (breaker: OperationBreaker, admission: Admission): void {
     if (admission === NOT_PROBE || breaker.epoch !== admission || !breaker.probing) return
     breaker.probing = false
-    breaker.prober = undefined
     breaker.epoch++
   }
 
@@ -382,7 +376,6 @@ export function createBreakers (
       throw refused(operation, breaker.roundStart + options.halfOpenAfterMs)
     }
     breaker.probing = true
-    breaker.prober = key
     breaker.epoch++
     return breaker.epoch
   }
@@ -410,7 +403,7 @@ export function createBreakers (
       failed(operation, breaker, admission, keyOf(caller))
       return
     }
-    if (caller !== undefined && SERVED.has(response.outcome)) breaker.served.add(keyOf(caller)!)
+    if (caller !== undefined && isServedOutcome(response.outcome)) breaker.served.add(keyOf(caller)!)
     succeeded(operation, breaker, admission)
   }
 

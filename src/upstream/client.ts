@@ -10,7 +10,7 @@ import {
   operations, type KeyName, type NotFoundOf, type OperationName, type ParamsOf, type ResponseOf
 } from '../../schemas/operations.ts'
 import { activeTracer } from '../tracing/tracer.ts'
-import { createBreakers, DEFAULT_BREAKER_OPTIONS, type BreakerOptions } from './breaker.ts'
+import { createBreakers, DEFAULT_BREAKER_OPTIONS, isServedOutcome, type BreakerOptions } from './breaker.ts'
 import { createBreakerCall } from './breaker-call.ts'
 import type { CallOptions, CallResult, Exchange, ExchangeEvent, UpstreamObserver } from './call-types.ts'
 import { compileOperationContracts } from './contract/check.ts'
@@ -110,7 +110,7 @@ export function createUpstreamClient (options: UpstreamClientOptions) {
     }
     const response = await paths.post(name, wire)
     const result = interpret(name, response, contracts[name], call.wholeBodyDepth === true)
-    if (result.outcome === 'ok' || result.outcome === 'not_found') paths.learn(name, response)
+    if (isServedOutcome(result.outcome)) paths.learn(name, response)
     return {
       operation: name,
       status: response.status,

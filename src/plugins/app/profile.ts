@@ -74,40 +74,34 @@ export default fp<ProfilePluginOptions>(async function profilePlugin (fastify, {
     ...(now === undefined ? {} : { now })
   })
   const passport = createPassportRecords({ upstream: fastify.upstream, lastKnown, budgetMs: config.PROFILE_TIMEOUT_MS })
+  // The route's own serializer: the shared Profile schema it answers with.
+  const serialize = routeSerializer(ref(Profile), fastify.getSchemas())
+  const tags = entityTags(config)
+
+  /** A load's response, once per load (the flow shares it with every request of the load). */
+  function responseOf (caller: Caller, loaded: LoadedProfile): ProfileResponse {
+    const body = serialize(loaded.profile)
+    // Hashed once: the tag, and the memory store's check whether the copy it holds changed.
+    const digest = tags.digest(body)
+    const { degraded, stale, age, freshness, toStore } = loaded
+    // After the response has gone (the route sends it in the microtasks that follow); the closure holds the bytes
+    // only, not the composed profile, which would otherwise outlive the request.
+    if (toStore !== undefined && lastKnown !== null) {
+      setImmediate(() => { lastKnown.write(caller, toStore, body, digest) })
+    }
+    return { body, etag: tags.tag(digest), degraded, stale, age, freshness }
+  }
+
   const profileOf = createProfileFlow({
     upstream: fastify.upstream,
     budgetMs: config.PROFILE_TIMEOUT_MS,
     lastKnown,
     passport,
+    respond: responseOf,
     ...(metrics === null ? {} : { observer: profileMetrics(metrics.prom, metrics.registry) })
   })
-  // The route's own serializer: the shared Profile schema it answers with.
-  const serialize = routeSerializer(ref(Profile), fastify.getSchemas())
-  const tags = entityTags(config)
-  // Every request of a load gets the same LoadedProfile: the first to go on serializes and tags it, the others find it.
-  const responses = new WeakMap<LoadedProfile, ProfileResponse>()
 
-  function responseOf (caller: Caller, loaded: LoadedProfile): ProfileResponse {
-    let response = responses.get(loaded)
-    if (response !== undefined) return response
-    const body = serialize(loaded.profile)
-    // Hashed once: the tag, and the memory store's check whether the copy it holds changed.
-    const digest = tags.digest(body)
-    const { degraded, stale, age, freshness, toStore } = loaded
-    response = { body, etag: tags.tag(digest), degraded, stale, age, freshness }
-    responses.set(loaded, response)
-    // After the response has gone (the route sends it in the microtasks that follow), once per load; the closure holds
-    // the bytes only, not the composed profile, which would otherwise outlive the request.
-    if (toStore !== undefined && lastKnown !== null) {
-      setImmediate(() => { lastKnown.write(caller, toStore, body, digest) })
-    }
-    return response
-  }
-
-  fastify.decorate('profile', {
-    respond: async (caller: Caller, request: ProfileRequest) => responseOf(caller, await profileOf(caller, request)),
-    lastKnown
-  })
+  fastify.decorate('profile', { respond: profileOf, lastKnown })
   fastify.decorate('passport', passport)
   fastify.decorateReply('sendSerialized', function sendSerialized (this: FastifyReply, body: Buffer) {
     return this.type(JSON_TYPE).send(body)

@@ -14,6 +14,8 @@ import { AppUpdateRequiredError, BadRequestError, MALFORMED_APP_VERSION } from '
 import {
   appVersionMetrics, createAppVersionCounts, refused, type AppVersionCounts
 } from './metrics.ts'
+import { metricsOf } from '../../../metrics/registry.ts'
+import { hooksOf } from '../../../route-hooks.ts'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -36,17 +38,13 @@ function declaresAppVersion (schema: RouteOptions['schema']): boolean {
   return headers?.properties?.[APP_VERSION_HEADER] !== undefined
 }
 
-const asArray = <T>(hooks: T | T[] | undefined): T[] =>
-  hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]
-
 export default fp<{ config: Pick<Config, 'MIN_APP_VERSION'> }>(async function appVersion (fastify, { config }) {
   // Parsed once, throwing at start-up rather than switching the 426 off (the config's pattern already holds it).
   const minimum = config.MIN_APP_VERSION === undefined ? undefined : parse(config.MIN_APP_VERSION, {}, true)!
   const wellFormed = Compile(AppVersion)
-  const counts = fastify.metrics === null ? null : createAppVersionCounts()
-  if (fastify.metrics !== null && counts !== null) {
-    appVersionMetrics(await import('prom-client'), fastify.metrics.registry, counts)
-  }
+  const metrics = metricsOf(fastify)
+  const counts = metrics === null ? null : createAppVersionCounts()
+  if (metrics !== null && counts !== null) appVersionMetrics(metrics.prom, metrics.registry, counts)
   fastify.decorate('appVersions', counts)
   fastify.decorateRequest('appVersion', null)
 
@@ -74,7 +72,7 @@ export default fp<{ config: Pick<Config, 'MIN_APP_VERSION'> }>(async function ap
   // A new array, not the one passed: Fastify copies a GET route's options for its HEAD route before this runs.
   fastify.addHook('onRoute', function addAppVersionCheck (route) {
     if (!declaresAppVersion(route.schema)) return
-    route.onRequest = [checkAppVersion, ...asArray(route.onRequest)]
-    if (counts !== null) route.onResponse = [countAppVersion, ...asArray(route.onResponse)]
+    route.onRequest = [checkAppVersion, ...hooksOf(route.onRequest)]
+    if (counts !== null) route.onResponse = [countAppVersion, ...hooksOf(route.onResponse)]
   })
 }, { name: 'app-version', dependencies: ['errors', 'metrics'] })

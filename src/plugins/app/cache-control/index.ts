@@ -12,18 +12,14 @@ declare module 'fastify' {
 }
 
 export default fp(async function cacheControl (fastify) {
-  // Read once per route schema, not on every request.
-  const credentialed = new WeakMap<object, boolean>()
-  const needs = (schema: object | undefined): boolean => {
-    if (schema === undefined) return false
-    let needed = credentialed.get(schema)
-    if (needed === undefined) credentialed.set(schema, needed = needsCredentials(schema))
-    return needed
-  }
+  // Decided once per route, as it is added: a route whose schema names a security scheme is a private one.
+  fastify.addHook('onRoute', function markPrivate (route) {
+    if (route.config?.private === true || !needsCredentials(route.schema)) return
+    route.config = { ...route.config, private: true }
+  })
   // A callback hook: an async one costs a promise and a microtask turn on every request.
   fastify.addHook('onSend', function noStore (request, reply, payload, done) {
-    const { schema, config } = request.routeOptions
-    const personal = reply.statusCode >= 400 || config.private === true || needs(schema)
+    const personal = reply.statusCode >= 400 || request.routeOptions.config.private === true
     if (personal && !forbidsStoring(reply.getHeader('cache-control'))) reply.header('cache-control', NO_STORE)
     done(null, payload)
   })

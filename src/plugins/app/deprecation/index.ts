@@ -9,6 +9,8 @@ import type { onResponseHookHandler, onSendHookHandler } from 'fastify'
 import type { Registry } from 'prom-client'
 import { deprecatedFields, deprecationHeaders } from './deprecated.ts'
 import { refused } from '../app-version/metrics.ts'
+import { metricsOf } from '../../../metrics/registry.ts'
+import { hooksOf } from '../../../route-hooks.ts'
 
 /** The `part` label of a call to a deprecated route (a deprecated field's is its JSON pointer, array items as *). */
 const ROUTE_PART = 'route'
@@ -44,14 +46,12 @@ function deprecatedCalls ({ Counter }: Pick<typeof import('prom-client'), 'Count
   }
 }
 
-const asArray = <T>(hooks: T | T[] | undefined): T[] =>
-  hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]
-
 export default fp(async function deprecation (fastify) {
   const versions = fastify.appVersions
-  const count = fastify.metrics === null || versions === null
+  const metrics = metricsOf(fastify)
+  const count = metrics === null || versions === null
     ? undefined
-    : deprecatedCalls(await import('prom-client'), fastify.metrics.registry, label => versions.exported(label))
+    : deprecatedCalls(metrics.prom, metrics.registry, label => versions.exported(label))
 
   fastify.addHook('onRoute', function markDeprecation (route) {
     const headers = deprecationHeaders(route.schema, `${String(route.method)} ${route.url}`)
@@ -61,7 +61,7 @@ export default fp(async function deprecation (fastify) {
         reply.headers(headers)
         done(null, payload)
       }
-      route.onSend = [...asArray(route.onSend), addHeaders]
+      route.onSend = [...hooksOf(route.onSend), addHeaders]
     }
     if (count === undefined || versions === null || (headers === undefined && fields.length === 0)) return
     const countCall: onResponseHookHandler = function countDeprecatedCall (request, reply, done) {
@@ -72,6 +72,6 @@ export default fp(async function deprecation (fastify) {
       for (const part of fields) count({ route: route.url, method, part, app_version: version })
       done()
     }
-    route.onResponse = [...asArray(route.onResponse), countCall]
+    route.onResponse = [...hooksOf(route.onResponse), countCall]
   })
-}, { name: 'deprecation', dependencies: ['app-version', 'shared-schemas'] })
+}, { name: 'deprecation', dependencies: ['metrics', 'app-version', 'shared-schemas'] })

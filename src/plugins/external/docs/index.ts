@@ -15,6 +15,7 @@ import type { Config } from '../../../config.ts'
 import { LANGUAGE_LIST } from '../../app/errors/error-response.ts'
 import { DOCS_PREFIX } from './prefix.ts'
 import { prepareResponse, sendPrepared, type PreparedResponse } from './prepared-response.ts'
+import { hooksOf } from '../../../route-hooks.ts'
 
 const openapiInfo = {
   title: 'Dealer profile BFF',
@@ -157,11 +158,6 @@ export default fp<{ config: Config, describe?: DescribeDocument }>(async functio
     reply.callNotFound()
     return reply
   }
-  fastify.addHook('onRoute', route => {
-    if (!route.url.startsWith(`${DOCS_PREFIX}/`)) return
-    route.onRequest = [...[route.onRequest ?? []].flat(), servePrepared]
-  })
-
   if (config.DOCS === 'document') {
     for (const path of [`${DOCS_PREFIX}/json`, `${DOCS_PREFIX}/yaml`]) {
       fastify.get(path, { schema: { hide: true } },
@@ -169,6 +165,11 @@ export default fp<{ config: Config, describe?: DescribeDocument }>(async functio
     }
     return
   }
+  // Swagger UI's own routes (its document routes and its files) answer what was prepared, before their handlers.
+  fastify.addHook('onRoute', route => {
+    if (!route.url.startsWith(`${DOCS_PREFIX}/`)) return
+    route.onRequest = [...hooksOf(route.onRequest), servePrepared]
+  })
   await fastify.register(swaggerUi, {
     routePrefix: DOCS_PREFIX,
     uiConfig: { deepLinking: true, persistAuthorization: false, displayRequestDuration: true }

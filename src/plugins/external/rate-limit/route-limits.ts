@@ -17,13 +17,15 @@ export function limitHeaders (max: number) {
     'retry-after': {
       type: 'string' as const,
       description: 'Seconds until the window ends and requests are counted afresh.',
-      examples: ['42']
+      examples: [String(RATE_LIMITED_EXAMPLE)]
     },
     'x-ratelimit-limit': {
       type: 'string' as const, description: 'Requests allowed per window (one minute).', examples: [String(max)]
     },
     'x-ratelimit-remaining': { type: 'string' as const, description: 'Requests left in this window.', examples: ['0'] },
-    'x-ratelimit-reset': { type: 'string' as const, description: 'Seconds until the window ends.', examples: ['42'] }
+    'x-ratelimit-reset': {
+      type: 'string' as const, description: 'Seconds until the window ends.', examples: [String(RATE_LIMITED_EXAMPLE)]
+    }
   }
 }
 
