@@ -139,12 +139,17 @@ for (const c of cases) {
 }
 files.set('src/cycle-a.ts', "import { b } from './cycle-b.ts'\nexport const a = (): unknown => b\n")
 files.set('src/cycle-b.ts', "import { a } from './cycle-a.ts'\nexport const b = (): unknown => a\n")
+// The vocabulary rule (id-match): the old private words are refused as declared names, ConsoleAnswer (a component
+// name of the document) and frontend pass.
+const OLD_NAMES = ['answer', 'frontMetrics', 'reducedCause', 'keep', 'who']
+files.set('src/names.ts', [...OLD_NAMES, 'ConsoleAnswer', 'frontend', 'keeper']
+  .map(name => `export const ${name} = 1`).join('\n') + '\n')
 for (const [file, text] of files) {
   mkdirSync(join(dir, dirname(file)), { recursive: true })
   writeFileSync(join(dir, file), text)
 }
 
-const linted = [...new Set(cases.map(c => c.file)), 'src/cycle-a.ts']
+const linted = [...new Set(cases.map(c => c.file)), 'src/cycle-a.ts', 'src/names.ts']
 const results = await new ESLint({ cwd: dir }).lintFiles(linted.map(file => join(dir, file)))
 const messages = new Map(results.map(result => [relative(dir, result.filePath), result.messages]))
 
@@ -186,4 +191,10 @@ t.test('the imports the layer table allows pass, types from a plugin file too', 
 t.test('an import cycle fails the lint', async t => {
   const rules = (messages.get('src/cycle-a.ts') ?? []).map(message => message.ruleId)
   t.ok(rules.includes('import-x/no-cycle'), 'import-x/no-cycle reports it')
+})
+
+t.test('names: the old private vocabulary is refused, document names pass', async t => {
+  const refused = (messages.get('src/names.ts') ?? []).filter(message => message.ruleId === 'id-match')
+    .map(message => message.line)
+  t.strictSame(refused, OLD_NAMES.map((_, i) => i + 1), 'each old name is reported, nothing else')
 })

@@ -5,8 +5,10 @@
 // a catalog code. First the flood that killed an instance: two connections, each 2,500 pipelined GET /docs/json in
 // one write, never reading (RSS 143 -> 354 MiB and SIGABRT in about 3 s). Work and memory are asserted, never time.
 import { spawn } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
 import { startSandboxUpstream } from '../../sandbox/upstream.ts'
@@ -110,8 +112,11 @@ t.test('a stranger on every route: the instance lives, its memory is bounded, ho
     const flags = [
       ...startFlags().filter(flag => !flag.startsWith('--max-semi-space-size=')), '--max-semi-space-size=4'
     ]
-    const child = spawn(process.execPath, [...flags, 'src/server.ts'], {
-      cwd: ROOT,
+    // An empty working directory: src/server.ts reads `.env` from it, and a developer's must not reach this test.
+    const cwd = mkdtempSync(join(tmpdir(), 'bff-stranger-'))
+    t.teardown(() => rmSync(cwd, { recursive: true, force: true }))
+    const child = spawn(process.execPath, [...flags, join(ROOT, 'src/server.ts')], {
+      cwd,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
         PATH: process.env.PATH,
