@@ -1,8 +1,12 @@
 // Pipelined requests of one connection: at most 8 run at once, the next wait for an earlier answer to be written and
-// are then answered whole and in order; a connection with more than 56 waiting is closed, the others are served.
+// are then answered whole and in order; a connection with more than 56 waiting is closed, the others are served; and
+// none starts while the socket buffers 1 MiB for the client, until its 'drain'.
+import { EventEmitter } from 'node:events'
+import { IncomingMessage, ServerResponse } from 'node:http'
 import { connect, type Socket } from 'node:net'
-import t from 'tap'
-import { IN_FLIGHT, WAITING } from '../../src/plugins/app/pipelining.ts'
+import Fastify from 'fastify'
+import t, { type Test } from 'tap'
+import pipelining, { IN_FLIGHT, WAITING } from '../../src/plugins/app/pipelining.ts'
 import { buildTestApp } from '../helpers/build-app.ts'
 import { get } from '../helpers/real-servers.ts'
 
@@ -77,4 +81,83 @@ t.test(`more than ${WAITING} waiting: that connection is closed, the others are 
   const asked = ids(IN_FLIGHT + WAITING)
   honest.write(asked.map(id => request('/health/live', id)).join(''))
   t.same((await honestRead).ids, asked, `${IN_FLIGHT + WAITING} pipelined requests are all answered`)
+})
+
+// The 1 MiB bound cannot be reached deterministically over loopback (the kernel's buffers take several MB before
+// Node's own holds anything), so this drives the plugin on a real Fastify instance with the requests node:http would
+// hand it: real IncomingMessage and ServerResponse on a socket whose buffered bytes the test sets.
+/** A connection's socket as the plugin sees it: its bytes buffered for the client, 'drain' and 'close'. */
+class FakeSocket extends EventEmitter {
+  writableLength = 0
+  destroyed = false
+}
+
+const MIB = 1024 * 1024
+const turn = () => new Promise(resolve => setImmediate(resolve))
+
+/** A Fastify app behind the plugin whose GET /work records each request it starts (by its `n` query). */
+async function withPlugin (t: Test) {
+  const app = Fastify({ logger: false })
+  await app.register(pipelining)
+  const started: string[] = []
+  app.get<{ Querystring: { n: string } }>('/work', async request => {
+    started.push(request.query.n)
+    return { n: request.query.n }
+  })
+  await app.ready()
+  t.teardown(() => app.close())
+  /** node:http handing the app a request of `socket`'s connection; its response, to see whether it was started. */
+  const send = (socket: FakeSocket, n: string): ServerResponse => {
+    const request = new IncomingMessage(socket as unknown as Socket)
+    request.method = 'GET'
+    request.url = `/work?n=${n}`
+    request.headers = { host: 'bff.test' }
+    request.httpVersion = '1.1'
+    request.httpVersionMajor = 1
+    request.httpVersionMinor = 1
+    const response = new ServerResponse(request)
+    app.server.emit('request', request, response)
+    return response
+  }
+  return { started, send }
+}
+
+t.test('no request starts while the socket buffers 1 MiB for the client; after its drain they start, in order',
+  async t => {
+    const { started, send } = await withPlugin(t)
+    const socket = new FakeSocket()
+    socket.writableLength = MIB
+    const responses = ['1', '2', '3'].map(n => send(socket, n))
+    await turn()
+    t.same(started, [], 'no handler is called while 1 MiB waits for the client')
+    t.ok(responses.every(response => !response.headersSent), 'no answer is started')
+    // Another connection, its socket not full, is served meanwhile.
+    const other = new FakeSocket()
+    const otherResponse = send(other, 'other')
+    await turn()
+    t.same(started, ['other'], 'another connection is served meanwhile')
+    t.ok(otherResponse.headersSent)
+    // Node emits 'drain' once the client has read the buffer; just under the mark is enough to start them.
+    socket.writableLength = MIB - 1
+    socket.emit('drain')
+    await turn()
+    t.same(started, ['other', '1', '2', '3'], 'after the drain the waiting requests start, in the order asked')
+    t.ok(responses.every(response => response.headersSent && response.statusCode === 200), 'each is answered')
+  })
+
+t.test('a connection closed while its socket buffers 1 MiB never starts its waiting requests', async t => {
+  const { started, send } = await withPlugin(t)
+  const socket = new FakeSocket()
+  socket.writableLength = 2 * MIB
+  const responses = ['1', '2'].map(n => send(socket, n))
+  await turn()
+  t.same(started, [], 'waiting while the socket is full')
+  // The client goes away: node:http destroys the socket, which closes (and a pending 'drain' may still come).
+  socket.destroyed = true
+  socket.writableLength = 0
+  socket.emit('close')
+  socket.emit('drain')
+  await turn()
+  t.same(started, [], 'no handler is called for a closed connection')
+  t.ok(responses.every(response => !response.headersSent), 'no answer is started')
 })
