@@ -39,8 +39,8 @@ const MiB = 1024 * 1024
 /**
  * The shapes of issue 37, at 50 connections each: id, what, upstream delay, clients (bench/clients.ts), and the
  * processes that serve it (the service, the bare floor, the Fastify floor). a and b50 share a service process, a,
- * b50 and m each floor process; a shape that would set another's peak RSS has its own. m has more clients than the
- * verified-token cache holds, and they fill the last-known store (on by default).
+ * b50 and m each floor process; a shape that would set another's peak RSS has its own. m has more clients than a
+ * key set's verified-token cache holds (HS256 tokens are not cached), and they fill the last-known store.
  */
 const SHAPES: Shape[] = ([
   ['a', '3 viewed cars, no upstream delay', 0, 'default', ''],

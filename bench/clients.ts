@@ -5,9 +5,9 @@
 import * as fixture from '../schemas/fixtures.ts'
 import { ivanov, petrova, type SeededClient } from '../sandbox/seed.ts'
 
-/** At least one per connection of the largest scenario (200), fewer than the service's 1000 cached tokens. */
+/** At least one per connection of the largest scenario (200), fewer than a key set's 1000 cached tokens. */
 const BENCH_CLIENT_COUNT = 500
-/** More active clients than the verified-token cache holds (1000): a real deployment's (scenario m). */
+/** More active clients than a key set's verified-token cache holds (1000): a real deployment's (scenario m). */
 const MANY_CLIENT_COUNT = 5000
 /** Heavy users of the marketplace app: this many viewed cars in the passport answer (about 106 KB). */
 const LARGE_VIEWED_CARS = 300
@@ -15,8 +15,8 @@ const LARGE_VIEWED_CARS = 300
 const LARGE_CLIENT_COUNT = 100
 
 /**
- * The clients each profile scenario sends: `default` BENCH_CLIENT_COUNT clients of 1 or 3 viewed cars (they fit in
- * the verified-token cache), `many` MANY_CLIENT_COUNT of them (more than the cache holds), `large`
+ * The clients each profile scenario sends: `default` BENCH_CLIENT_COUNT clients of 1 or 3 viewed cars (they would fit
+ * a key set's verified-token cache), `many` MANY_CLIENT_COUNT of them (more than it holds), `large`
  * LARGE_CLIENT_COUNT clients of LARGE_VIEWED_CARS viewed cars each.
  */
 export type ClientSetName = 'default' | 'many' | 'large'

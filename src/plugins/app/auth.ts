@@ -74,14 +74,21 @@ function verifyOptions (config: ClaimsConfig, algorithms: JwtAlgorithm[]) {
     // In seconds: @fastify/jwt turns a number into milliseconds for fast-jwt.
     maxAge: config.AUTH_JWT_MAX_AGE_S,
     clockTolerance: CLOCK_TOLERANCE_MS,
-    // Verified tokens are remembered (bounded, never past their `exp` or max age): a mobile client sends
-    // the same token for many requests and RS256/ES256 verification is costly.
-    cache: 1000,
-    cacheTTL: 60_000,
-    // Refusals are remembered only while they cannot change: fast-jwt keeps an error for clockTolerance
-    // plus this, so a token refused for its `nbf` stayed refused about 30 s after it became valid.
-    errorCacheTTL: (error: { code?: string }) => error.code === 'FAST_JWT_INACTIVE' ? -CLOCK_TOLERANCE_MS : 600_000
+    ...(algorithms.every(algorithm => algorithm.startsWith('HS')) ? { cache: false } : VERIFIED_TOKEN_CACHE)
   }
+}
+
+/**
+ * Tokens of a key set or public key are remembered once verified (bounded, never past their `exp` or max age): a
+ * mobile client sends the same token for many requests and RS256/ES256 verification is costly. An HS256 token is
+ * not: its check costs less than the cache does once clients outnumber it (docs/performance.md, The latest run).
+ */
+const VERIFIED_TOKEN_CACHE = {
+  cache: 1000,
+  cacheTTL: 60_000,
+  // Refusals are remembered only while they cannot change: fast-jwt keeps an error for clockTolerance
+  // plus this, so a token refused for its `nbf` stayed refused about 30 s after it became valid.
+  errorCacheTTL: (error: { code?: string }) => error.code === 'FAST_JWT_INACTIVE' ? -CLOCK_TOLERANCE_MS : 600_000
 }
 
 /** A token the key set cannot verify: no usable header, an algorithm no key admits, or a kid it does not hold. */
