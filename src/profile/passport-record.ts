@@ -35,9 +35,19 @@ export interface PassportRecords {
   accept (caller: Caller, response: PassportResponse): PassportRecord
 }
 
-/** Who an upstream call is for: the breakers bound this caller's share by `id`; failures redact its `login`. */
-export function upstreamCallerOf (caller: Caller): { id: string, login: string } {
-  return { id: caller.uid_client, login: caller.login }
+const upstreamCallers = new WeakMap<Caller, { id: string, login: string, key?: string }>()
+
+/**
+ * Who an upstream call is for: the breakers bound this caller's share by `id`; failures redact its `login`. One object
+ * a request's caller, so its calls share the breaker's digest of `id` (made once).
+ */
+export function upstreamCallerOf (caller: Caller): { id: string, login: string, key?: string } {
+  let upstreamCaller = upstreamCallers.get(caller)
+  if (upstreamCaller === undefined) {
+    upstreamCaller = { id: caller.uid_client, login: caller.login }
+    upstreamCallers.set(caller, upstreamCaller)
+  }
+  return upstreamCaller
 }
 
 export function createPassportRecords (options: {

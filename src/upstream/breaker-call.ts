@@ -2,7 +2,7 @@
 // its deadline (a probe under the client's own, its caller waiting at most its limit), its outcome settled with the
 // breaker and told to the observer.
 import type { OperationName, ParamsOf } from '../../schemas/operations.ts'
-import { NOT_PROBE, type Admission, type createBreakers } from './breaker.ts'
+import { callerKey, NOT_PROBE, type Admission, type createBreakers } from './breaker.ts'
 import type { CallOptions, Exchange, UpstreamObserver } from './call-types.ts'
 import type { OperationContracts } from './contract/check.ts'
 import { passThroughValues } from './contract/depth.ts'
@@ -23,6 +23,13 @@ interface BreakerCallOptions {
   post: <N extends OperationName>(name: N, params: ParamsOf<N>, call: CallOptions, limit: Deadline) => Promise<Exchange>
 }
 
+/** The breaker's key of the call's caller, made once per caller object (the profile's calls share one). */
+function keyOfCaller ({ caller }: CallOptions): string | undefined {
+  if (caller === undefined) return undefined
+  caller.key ??= callerKey(caller.id)
+  return caller.key
+}
+
 export function createBreakerCall ({ breakers, timeoutMs, contracts, observer, redactFor, post }: BreakerCallOptions) {
   // The breaker admitted around one call. An ordinary call is one async function (every layer of promises here is
   // paid three times per profile, npm run bench); a probe runs to the upstream's answer under the client's own
@@ -31,7 +38,7 @@ export function createBreakerCall ({ breakers, timeoutMs, contracts, observer, r
     call: CallOptions): Promise<Exchange> {
     let admission: Admission | null = null
     try {
-      if (call.breaker !== false) admission = breakers.admit(name, call.caller?.id)
+      if (call.breaker !== false) admission = breakers.admit(name, keyOfCaller(call))
     } catch (error) {
       observeFailure(name, error)
       return Promise.reject(error)
@@ -50,7 +57,7 @@ export function createBreakerCall ({ breakers, timeoutMs, contracts, observer, r
   /** One admitted call under a deadline of `limitMs` and the caller's `signal`, its breaker settled, observed. */
   async function settled<N extends OperationName> (name: N, params: ParamsOf<N>, call: CallOptions,
     admission: Admission | null, limitMs: number, signal: AbortSignal | undefined): Promise<Exchange> {
-    const caller = call.caller?.id
+    const caller = keyOfCaller(call)
     let ex: Exchange
     const limit = startDeadline(limitMs, signal)
     try {

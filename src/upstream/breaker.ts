@@ -242,10 +242,10 @@ export type Admission = number
 export const NOT_PROBE: Admission = -1
 
 /**
- * Who a call is for, as the breaker keeps it: its SHA-256, computed once when the call is settled or probes (about
- * 2 us). The identity itself is never stored, logged or a label.
+ * Who a call is for, as the breaker keeps it: a SHA-256 of the caller's id, made once per caller (breaker-call.ts), so
+ * the breaker is handed only this key. The identity itself is never stored, logged or a label.
  */
-const keyOf = (caller: string | undefined) => caller === undefined ? undefined : hash('sha256', caller, 'base64url')
+export const callerKey = (id: string): string => hash('sha256', id, 'base64url')
 
 /** Whether an answer served its caller: the caller's record, or the operation's documented not-found. */
 export const isServedOutcome = (outcome: string): boolean => outcome === 'ok' || outcome === 'not_found'
@@ -254,7 +254,7 @@ export interface Breakers {
   /**
    * Admits one call of the operation, or throws `breaker_open` (503 UPSTREAM_UNAVAILABLE, a BreakerRefusal)
    * while its breaker is open or its probe is out. Every admitted call is settled exactly once, with the same
-   * `caller` (the identity the call is for, e.g. the token's subject; undefined: a caller of its own).
+   * `caller` (callerKey of the identity the call is for; undefined: a caller of its own).
    */
   admit (operation: OperationName, caller?: string): Admission
   /** The call threw; `budgeted`: its deadline was cut short by the caller's budget. */
@@ -370,7 +370,7 @@ export function createBreakers (
     // While a probe is out, others are refused, never queued behind it deaf to their own deadlines.
     if (breaker.probing) throw refused(operation, 0)
     if (now() - breaker.roundStart >= options.halfOpenAfterMs) newRound(breaker)
-    const key = keyOf(caller)
+    const key = caller
     // A caller whose probe failed this round waits for another caller's probe, or the next round.
     if (key !== undefined && breaker.failedProbers.has(key)) {
       throw refused(operation, breaker.roundStart + options.halfOpenAfterMs)
@@ -389,7 +389,7 @@ export function createBreakers (
     // only the upstream decides a probe: one that ended without an answer (the caller's own limit) is released, or
     // a caller could abort probes of a recovered upstream to hold the breaker open.
     const verdict = verdictOf(error, budgeted)
-    if (verdict === 'failure') failed(operation, breaker, admission, keyOf(caller))
+    if (verdict === 'failure') failed(operation, breaker, admission, caller)
     else if (verdict === 'neutral') released(breaker, admission)
     else if (probe) succeeded(operation, breaker, admission)
   }
@@ -400,10 +400,10 @@ export function createBreakers (
     const breaker = breakers.get(operation)!
     // Answers are never cut short by a budget: their outcome alone decides.
     if (failedResponse(response)) {
-      failed(operation, breaker, admission, keyOf(caller))
+      failed(operation, breaker, admission, caller)
       return
     }
-    if (caller !== undefined && isServedOutcome(response.outcome)) breaker.served.add(keyOf(caller)!)
+    if (caller !== undefined && isServedOutcome(response.outcome)) breaker.served.add(caller)
     succeeded(operation, breaker, admission)
   }
 

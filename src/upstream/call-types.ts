@@ -56,6 +56,8 @@ export interface CallOptions {
 interface CallerOfCall {
   id: string
   login?: string
+  /** The breaker's digest of `id`, filled in by the first call for this caller (breaker-call.ts). */
+  key?: string
 }
 
 export type Outcome = 'ok' | 'not_found' |
