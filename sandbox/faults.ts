@@ -9,22 +9,20 @@ import {
 import type { AddressInfo } from 'node:net'
 import { operationNames, operations, type KeyName, type OperationName } from '../schemas/operations.ts'
 import { CONSOLE_KEY_HEADER } from '../src/auth/key-check.ts'
+import { faultResponse, type ResponseFault } from './fault-response.ts'
 import type { SeededClient } from './seed.ts'
 import { startSandboxUpstream } from './upstream.ts'
 
 export type Fault =
   | { kind: 'normal' } // the sandbox's upstreamResponse
   | { kind: 'slow', ms: number } // held, then the sandbox's upstreamResponse
-  | { kind: 'status', status: number } // an HTML error page with that status
   | { kind: 'reset' } // the socket destroyed before any byte of an upstreamResponse
-  | { kind: 'garbage_json' } // 200, application/json, not JSON
   | { kind: 'wrong_type' } // the sandbox's upstreamResponse, labelled text/plain
   // 200 JSON streamed in chunks; content-length only when declared
   | { kind: 'huge', bytes: number, declared?: boolean }
   | { kind: 'redirect_loop', mode: 'self' | 'ping_pong' } // 307 to itself, or between the slashed and unslashed paths
   | { kind: 'cross_origin' } // 307 to the same path on `elsewhere`
-  // this JSON answer, whoever is asked for (a not-found, another client's record)
-  | { kind: 'answer', status: number, body: unknown }
+  | ResponseFault // status (an HTML error page), garbage_json, answer (this JSON): fault-response.ts
 
 /**
  * A fault, or a function choosing one per request: the soak's random faults, or a test's choice by the
@@ -192,13 +190,12 @@ export async function startFaultUpstream (
     }
     switch (fault.kind) {
       case 'status':
-        res.writeHead(fault.status, { 'content-type': 'text/html' })
-          .end(`<html><body><h1>${fault.status}</h1></body></html>`)
-        return
       case 'garbage_json':
-        res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' })
-          .end('{"success": tru\u0000e, "data": [')
+      case 'answer': {
+        const { status, headers, body } = faultResponse(fault)
+        res.writeHead(status, headers).end(body)
         return
+      }
       case 'huge':
         return streamHuge(res, operation, fault.bytes, fault.declared === true)
       case 'redirect_loop': {
@@ -206,10 +203,6 @@ export async function startFaultUpstream (
         res.writeHead(307, { location, 'content-type': 'text/html' }).end('<html>Temporary Redirect</html>')
         return
       }
-      case 'answer':
-        res.writeHead(fault.status, { 'content-type': 'application/json; charset=utf-8' })
-          .end(JSON.stringify(fault.body))
-        return
       case 'cross_origin':
         res.writeHead(307, {
           location: `${elsewhereUrl}${path.endsWith('/') ? path : `${path}/`}`, 'content-type': 'text/html'

@@ -7,6 +7,7 @@ import { createServer as createTlsServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { compileOperationContracts } from '../src/upstream/contract/check.ts'
 import { operationNames, operations, type KeyName, type OperationName, type ParamsOf } from '../schemas/operations.ts'
+import { faultResponse } from './fault-response.ts'
 import { seededClients, unknownResponses, type SeededClient } from './seed.ts'
 import { outcomeFaults, outcomeSeeds } from './outcomes.ts'
 
@@ -218,16 +219,11 @@ export async function startSandboxUpstream (options: SandboxUpstreamOptions): Pr
       case 'reset':
         res.socket?.destroy()
         return
-      case 'status': {
-        const body = Buffer.from(`<html><body><h1>${fault.status}</h1></body></html>`)
-        const headers = { 'content-type': 'text/html', 'content-length': body.length }
-        return send(res, { status: fault.status, headers, body })
-      }
+      case 'status':
       case 'answer':
-        return send(res, jsonResponse(fault.status, fault.body))
       case 'garbage_json': {
-        const body = Buffer.from('{"success": tru\u0000e, "data": [')
-        return send(res, { status: 200, headers: { 'content-type': JSON_TYPE, 'content-length': body.length }, body })
+        const { status, headers, body } = faultResponse(fault)
+        return send(res, { status, headers: { ...headers, 'content-length': body.length }, body })
       }
       case 'slow': {
         // Held until the service gives up (it closes the connection) or the sandbox closes.

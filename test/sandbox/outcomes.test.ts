@@ -2,30 +2,21 @@
 // sees it (status, code, degraded, stale and their headers, Age); the 429 from a lower limit; none of them opens a
 // circuit breaker for the healthy clients; Swagger UI names them in dev and the production document never does.
 import { readFileSync } from 'node:fs'
-import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { startDev, type DevRun } from '../../sandbox/dev.ts'
 import { OUTCOME_CLIENTS } from '../../sandbox/outcomes.ts'
 import { generateOpenapi, OPENAPI_FILE } from '../../scripts/openapi.ts'
-import { OVERLOADED } from '../../src/plugins/external/load-shedding/shedding.ts'
+import { fetchUnlessShed } from '../helpers/shed-retry.ts'
 
 const PROFILE = '/api/users/profile'
 
 interface Seen { status: number, headers: Headers, body: Record<string, any> }
 
-/**
- * GET the profile with `token`. npm run dev keeps load shedding on: on a loaded machine a fresh run's first requests
- * may be shed (503 with OVERLOADED), which an app retries; so does this.
- */
+/** GET the profile with `token`, retried while a fresh run sheds it, as an app does. */
 async function profileOf (run: DevRun, token: string, headers: Record<string, string> = {}): Promise<Seen> {
-  for (let tries = 0; ; tries++) {
-    const res = await fetch(`${run.url}${PROFILE}`, { headers: { authorization: `Bearer ${token}`, ...headers } })
-    const body = await res.json() as Record<string, any>
-    if (res.status !== 503 || body.message !== OVERLOADED || tries === 100) {
-      return { status: res.status, headers: res.headers, body }
-    }
-    await sleep(100)
-  }
+  const init = { headers: { authorization: `Bearer ${token}`, ...headers } }
+  const res = await fetchUnlessShed(`${run.url}${PROFILE}`, init)
+  return { status: res.status, headers: res.headers, body: await res.json() as Record<string, any> }
 }
 
 const tokenOf = (run: DevRun, label: string) =>

@@ -10,7 +10,6 @@ import { execFile } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { setTimeout } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import t, { type Test } from 'tap'
 import { PROFILE_PATH, startDev, type DevRun } from '../../sandbox/dev.ts'
@@ -20,6 +19,7 @@ import {
 } from '../../scripts/models.ts'
 import { buildTestApp } from '../helpers/build-app.ts'
 import { components, DATE_LIKE, dateKind, resolve, schemaOf, walk, type Json } from '../helpers/openapi-document.ts'
+import { fetchUnlessShed } from '../helpers/shed-retry.ts'
 
 const run = promisify(execFile)
 const KOTLINC = new URL('../../node_modules/kotlin-compiler/bin/kotlinc-jvm', import.meta.url).pathname
@@ -87,16 +87,8 @@ interface State {
  * The profile answer, as an app retries a shed request: the test's own work (quicktype, the compiler starting) can
  * lag this process's event loop past the load-shedding bound, which no state here is about.
  */
-async function profile (base: string, headers: Record<string, string> = {}): Promise<Response> {
-  for (let tries = 1; ; tries++) {
-    const res = await fetch(`${base}${PROFILE_PATH}`, { headers })
-    if (res.status !== 503 || tries === 30) return res
-    const body = await res.clone().json() as Json
-    if (body.code !== 'SERVICE_UNAVAILABLE') return res
-    await res.arrayBuffer()
-    await setTimeout(1000)
-  }
-}
+const profile = (base: string, headers: Record<string, string> = {}): Promise<Response> =>
+  fetchUnlessShed(`${base}${PROFILE_PATH}`, { headers }, { retries: 29, pauseMs: 1000 })
 
 /** The token `npm run dev` printed for the client or test identity labelled `label`. */
 function tokenOf (dev: DevRun, label: string): string {
