@@ -3,7 +3,7 @@
 // both fail alike. Each server frames the body its own way (the sandbox declares its length).
 import type { OutgoingHttpHeaders } from 'node:http'
 
-/** The faults answered with a response of their own (faults.ts's `Fault` has them among its kinds). */
+/** The faults answered with a response of their own (fault.ts's `Fault` has them among its kinds). */
 export type ResponseFault =
   | { kind: 'status', status: number } // an HTML error page with that status
   | { kind: 'garbage_json' } // 200, application/json, not JSON

@@ -9,20 +9,13 @@ import {
 import type { AddressInfo } from 'node:net'
 import { operationNames, operations, type KeyName, type OperationName } from '../schemas/operations.ts'
 import { CONSOLE_KEY_HEADER } from '../src/auth/key-check.ts'
-import { faultResponse, type ResponseFault } from './fault-response.ts'
+import type { Fault } from './fault.ts'
+import { faultResponse } from './fault-response.ts'
 import type { SeededClient } from './seed.ts'
 import { startSandboxUpstream } from './upstream.ts'
 
-export type Fault =
-  | { kind: 'normal' } // the sandbox's upstreamResponse
-  | { kind: 'slow', ms: number } // held, then the sandbox's upstreamResponse
-  | { kind: 'reset' } // the socket destroyed before any byte of an upstreamResponse
-  | { kind: 'wrong_type' } // the sandbox's upstreamResponse, labelled text/plain
-  // 200 JSON streamed in chunks; content-length only when declared
-  | { kind: 'huge', bytes: number, declared?: boolean }
-  | { kind: 'redirect_loop', mode: 'self' | 'ping_pong' } // 307 to itself, or between the slashed and unslashed paths
-  | { kind: 'cross_origin' } // 307 to the same path on `elsewhere`
-  | ResponseFault // status (an HTML error page), garbage_json, answer (this JSON): fault-response.ts
+// The kinds of fault, and what each does: fault.ts. It is the fault upstream's vocabulary, so it is exported here too.
+export type { Fault }
 
 /**
  * A fault, or a function choosing one per request: the soak's random faults, or a test's choice by the

@@ -1,11 +1,11 @@
 // Test identities of the sandbox upstream, one for each state of the profile an app must handle (a card number that
 // is always declined, in a payment sandbox's manner): the sandbox misbehaves by the `uid_client` a request names,
-// so the service runs its ordinary code (docs/mobile.md, Every state on the sandbox). The faults are faults.ts's kinds.
+// so the service runs its ordinary code (docs/mobile.md, Every state on the sandbox). The faults are fault.ts's kinds.
 import * as fixture from '../schemas/fixtures.ts'
 import type { OperationName } from '../schemas/operations.ts'
 import type { PassportClientFound } from '../schemas/passport.ts'
 import type { DegradedSection, StaleSection } from '../schemas/profile.ts'
-import type { Fault } from './faults.ts'
+import type { Fault } from './fault.ts'
 import type { SeededClient } from './seed.ts'
 
 export type OutcomeState =
@@ -38,7 +38,7 @@ export interface OutcomeClient {
   about: string
 }
 
-/** The kinds of fault an outcome client meets (faults.ts's names and meanings). */
+/** The kinds of fault an outcome client meets (fault.ts's names and meanings, as the fault upstream's). */
 type OutcomeFault = Extract<Fault, { kind: 'status' | 'reset' | 'slow' | 'answer' | 'garbage_json' }>
 
 const NONE = [] as const

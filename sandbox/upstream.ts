@@ -213,7 +213,7 @@ export async function startSandboxUpstream (options: SandboxUpstreamOptions): Pr
     req.on('error', () => { done = true })
   }
 
-  /** An outcome client's fault (faults.ts's kinds), in place of its answer. */
+  /** An outcome client's fault (fault.ts's kinds), in place of its answer. */
   function misbehave (res: ServerResponse, { fault, response }: Faulted): void {
     switch (fault.kind) {
       case 'reset':
