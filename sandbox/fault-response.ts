@@ -12,7 +12,7 @@ export type ResponseFault =
 
 interface FaultResponse { status: number, headers: OutgoingHttpHeaders, body: Buffer }
 
-const JSON_TYPE = 'application/json; charset=utf-8'
+export const JSON_TYPE = 'application/json; charset=utf-8'
 
 export function faultResponse (fault: ResponseFault): FaultResponse {
   switch (fault.kind) {

@@ -5,10 +5,10 @@
 import type { ResponseFault } from './fault-response.ts'
 
 export type Fault =
-  | { kind: 'normal' } // the sandbox's upstreamResponse
-  | { kind: 'slow', ms: number } // held, then the sandbox's upstreamResponse
-  | { kind: 'reset' } // the socket destroyed before any byte of an upstreamResponse
-  | { kind: 'wrong_type' } // the sandbox's upstreamResponse, labelled text/plain
+  | { kind: 'normal' } // the sandbox's response
+  | { kind: 'slow', ms: number } // held, then the sandbox's response
+  | { kind: 'reset' } // the socket destroyed before any byte of a response
+  | { kind: 'wrong_type' } // the sandbox's response, labelled text/plain
   // 200 JSON streamed in chunks; content-length only when declared
   | { kind: 'huge', bytes: number, declared?: boolean }
   | { kind: 'redirect_loop', mode: 'self' | 'ping_pong' } // 307 to itself, or between the slashed and unslashed paths

@@ -39,7 +39,7 @@ export interface OutcomeClient {
 }
 
 /** The kinds of fault an outcome client meets (fault.ts's names and meanings, as the fault upstream's). */
-type OutcomeFault = Extract<Fault, { kind: 'status' | 'reset' | 'slow' | 'answer' | 'garbage_json' }>
+export type OutcomeFault = Extract<Fault, { kind: 'status' | 'reset' | 'slow' | 'answer' | 'garbage_json' }>
 
 const NONE = [] as const
 const ok = (degraded: readonly DegradedSection[], stale: readonly StaleSection[] = NONE): OutcomeResponse =>

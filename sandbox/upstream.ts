@@ -7,9 +7,9 @@ import { createServer as createTlsServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { compileOperationContracts } from '../src/upstream/contract/check.ts'
 import { operationNames, operations, type KeyName, type OperationName, type ParamsOf } from '../schemas/operations.ts'
-import { faultResponse } from './fault-response.ts'
+import { faultResponse, JSON_TYPE } from './fault-response.ts'
 import { seededClients, unknownResponses, type SeededClient } from './seed.ts'
-import { outcomeFaults, outcomeSeeds } from './outcomes.ts'
+import { outcomeFaults, outcomeSeeds, type OutcomeFault } from './outcomes.ts'
 
 export interface SandboxUpstreamOptions {
   /** The `x-authorization` value each upstream requires. */
@@ -52,13 +52,11 @@ export interface SandboxUpstream {
 /** Every answer carries the delay it was held for, so a test can see the server applied it. */
 export const DELAY_HEADER = 'x-sandbox-delay-ms'
 
-const JSON_TYPE = 'application/json; charset=utf-8'
 const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(?:;|$)/i
 
 interface CannedResponse { status: number, headers: OutgoingHttpHeaders, body: Buffer }
-type Fault = NonNullable<ReturnType<ReturnType<typeof outcomeFaults>>>
 /** An outcome client's request: the fault it meets, and the answer it would have had. */
-interface Faulted { fault: Fault, response: CannedResponse }
+interface Faulted { fault: OutcomeFault, response: CannedResponse }
 
 function jsonResponse (status: number, value: unknown, extra: OutgoingHttpHeaders = {}): CannedResponse {
   const body = Buffer.from(JSON.stringify(value))

@@ -57,7 +57,7 @@ export function createProfileFlow<R extends Pick<LoadedProfile, 'degraded' | 'st
     if (joined.sharedWith !== undefined) {
       request.log.debug({ sharedWith: joined.sharedWith }, 'profile shared with a request in flight')
     }
-    // Also aborted once the request has been answered, when the load has settled and leaving is a no-op.
+    // Fastify aborts it only when the client leaves before the response is sent (it drops the listener after).
     request.signal.addEventListener('abort', joined.leave)
     const result = span === null ? joined.result : span.follow(joined)
     return observer === NO_PROFILE_OBSERVER ? result : result.then(counted)

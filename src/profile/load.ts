@@ -59,7 +59,7 @@ export async function loadProfile (ctx: LoadContext, caller: Caller, headers: Tr
   }, budgetMs)
   timer.unref()
   const signal = run.signal
-  // Who the dealer calls are for: the breakers bound this caller's share by `id`; failures redact its `login`.
+  // Who the calls are for, one breaker key for the three: the breakers bound this caller's share by it.
   const upstreamCaller = upstreamCallerOf(caller)
   try {
     // Only with PROFILE_FRESH_S: otherwise the fresh path never waits on the store.
@@ -71,7 +71,7 @@ export async function loadProfile (ctx: LoadContext, caller: Caller, headers: Tr
     let passport
     try {
       // Under the run's signal, which the budget aborts.
-      passport = await ctx.passport.lookup(caller, { headers, signal })
+      passport = await ctx.passport.lookup(caller, { headers, signal, upstreamCaller })
     } catch (error) {
       // Only an upstream failure; a bug of ours is not hidden behind yesterday's profile.
       if (lastKnown === null || !isUpstreamError(error)) throw error

@@ -6,7 +6,8 @@
 import type { ResponseOf } from '../../schemas/operations.ts'
 import type { Caller } from '../auth/caller.ts'
 import { ClientNotFoundError } from '../errors.ts'
-import type { CallResult } from '../upstream/call-types.ts'
+import { callerKey } from '../upstream/breaker.ts'
+import type { CallerOfCall, CallResult } from '../upstream/call-types.ts'
 import type { TracingHeaders, UpstreamClient } from '../upstream/client.ts'
 import { upstreamError } from '../upstream/errors.ts'
 import type { LastKnown } from './last-known/last-known.ts'
@@ -24,6 +25,8 @@ interface LookupOptions {
   signal?: AbortSignal
   /** A deadline shorter than the client's; recordOf() sets the caller's budget (PROFILE_TIMEOUT_MS). */
   timeoutMs?: number
+  /** The caller as the flow's other calls name it (upstreamCallerOf), so a request makes its breaker key once. */
+  upstreamCaller?: Required<CallerOfCall>
 }
 
 export interface PassportRecords {
@@ -35,19 +38,12 @@ export interface PassportRecords {
   accept (caller: Caller, response: PassportResponse): PassportRecord
 }
 
-const upstreamCallers = new WeakMap<Caller, { id: string, login: string, key?: string }>()
-
 /**
- * Who an upstream call is for: the breakers bound this caller's share by `id`; failures redact its `login`. One object
- * a request's caller, so its calls share the breaker's digest of `id` (made once).
+ * Who an upstream call is for: the breakers bound this caller's share by its key, a digest of `id` made here once
+ * for every call of a request; failures redact its `login`.
  */
-export function upstreamCallerOf (caller: Caller): { id: string, login: string, key?: string } {
-  let upstreamCaller = upstreamCallers.get(caller)
-  if (upstreamCaller === undefined) {
-    upstreamCaller = { id: caller.uid_client, login: caller.login }
-    upstreamCallers.set(caller, upstreamCaller)
-  }
-  return upstreamCaller
+export function upstreamCallerOf (caller: Caller): Required<CallerOfCall> {
+  return { id: caller.uid_client, login: caller.login, key: callerKey(caller.uid_client) }
 }
 
 export function createPassportRecords (options: {
@@ -59,13 +55,14 @@ export function createPassportRecords (options: {
 }): PassportRecords {
   const { upstream, lastKnown, budgetMs } = options
 
-  function lookup (caller: Caller, { headers, signal, timeoutMs }: LookupOptions): Promise<PassportResponse> {
+  function lookup (caller: Caller, lookupOptions: LookupOptions): Promise<PassportResponse> {
+    const { headers, signal, timeoutMs, upstreamCaller = upstreamCallerOf(caller) } = lookupOptions
     return upstream.call('passport.get_client',
       { vendor: caller.vendor, login: caller.login, uid_client: caller.uid_client }, {
         headers,
         ...(signal === undefined ? {} : { signal }),
         ...(timeoutMs === undefined ? {} : { timeoutMs }),
-        caller: upstreamCallerOf(caller)
+        caller: upstreamCaller
       })
   }
 

@@ -23,12 +23,9 @@ interface BreakerCallOptions {
   post: <N extends OperationName>(name: N, params: ParamsOf<N>, call: CallOptions, limit: Deadline) => Promise<Exchange>
 }
 
-/** The breaker's key of the call's caller, made once per caller object (the profile's calls share one). */
-function keyOfCaller ({ caller }: CallOptions): string | undefined {
-  if (caller === undefined) return undefined
-  caller.key ??= callerKey(caller.id)
-  return caller.key
-}
+/** The breakers' key of the call's caller: the one it carries (the profile's calls share one), else made now. */
+const keyOfCaller = ({ caller }: CallOptions): string | undefined =>
+  caller === undefined ? undefined : caller.key ?? callerKey(caller.id)
 
 export function createBreakerCall ({ breakers, timeoutMs, contracts, observer, redactFor, post }: BreakerCallOptions) {
   // The breaker admitted around one call. An ordinary call is one async function (every layer of promises here is

@@ -359,7 +359,7 @@ export function createBreakers (
     return error
   }
 
-  function admit (operation: OperationName, caller?: string): Admission {
+  function admit (operation: OperationName, key?: string): Admission {
     const breaker = breakers.get(operation)!
     if (breaker.state === 'closed') return NOT_PROBE
     if (breaker.state === 'open') {
@@ -370,7 +370,6 @@ export function createBreakers (
     // While a probe is out, others are refused, never queued behind it deaf to their own deadlines.
     if (breaker.probing) throw refused(operation, 0)
     if (now() - breaker.roundStart >= options.halfOpenAfterMs) newRound(breaker)
-    const key = caller
     // A caller whose probe failed this round waits for another caller's probe, or the next round.
     if (key !== undefined && breaker.failedProbers.has(key)) {
       throw refused(operation, breaker.roundStart + options.halfOpenAfterMs)

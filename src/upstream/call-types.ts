@@ -53,10 +53,10 @@ export interface CallOptions {
   caller?: CallerOfCall
 }
 
-interface CallerOfCall {
+export interface CallerOfCall {
   id: string
   login?: string
-  /** The breaker's digest of `id`, filled in by the first call for this caller (breaker-call.ts). */
+  /** The breakers' key of `id` (`callerKey`), made once by a flow that calls for the same caller more than once. */
   key?: string
 }
 

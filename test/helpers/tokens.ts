@@ -3,6 +3,7 @@
 // library under test to make them.
 import { constants, createHmac, generateKeyPairSync, sign, type KeyObject } from 'node:crypto'
 import { IVANOV } from '../../schemas/fixtures.ts'
+import type { PassportParams } from '../../schemas/passport.ts'
 import { JWT_SECRET } from './build-app.ts'
 
 export type Claims = Record<string, unknown>
@@ -14,7 +15,7 @@ const now = () => Math.floor(Date.now() / 1000)
 
 /** The claims of a valid token for the IVANOV fixture, valid for ten minutes. */
 export function claimsFor (
-  client: { uid_client: string, login: string, vendor: string } = IVANOV, extra: Claims = {}
+  client: PassportParams = IVANOV, extra: Claims = {}
 ): Claims {
   return { sub: client.uid_client, login: client.login, vendor: client.vendor, iat: now(), exp: now() + 600, ...extra }
 }

@@ -2,7 +2,7 @@
 // so a stranger's GET of them costs about what a refused token does (no compression per request: counted, not
 // timed), with the same negotiation, Vary and a tag a 304 answers; DOCS=document serves the document alone,
 // DOCS=off nothing.
-import * as zlib from 'node:zlib'
+import { createRequire, syncBuiltinESMExports } from 'node:module'
 import { brotliDecompressSync, gunzipSync } from 'node:zlib'
 import t from 'tap'
 import { buildTestApp } from '../helpers/build-app.ts'
@@ -67,19 +67,30 @@ t.test('Swagger UI\'s files: served from memory, a path that is no file is 404 N
 })
 
 t.test('a public answer costs about what a refused token costs, not a compression', async t => {
-  // Counted, not timed: the app loaded with every compressing function of node:zlib counting its calls.
+  // Counted, not timed: every compressing function of node:zlib counts its calls, patched on the module object so
+  // that CommonJS users (`@fastify/compress` requires it) see the counters as ES modules' named imports do.
   let compressions = 0
-  const counting = Object.fromEntries(Object.entries(zlib).map(([name, value]) => [name,
-    typeof value === 'function' && COMPRESSING.test(name)
-      ? new Proxy(value, {
-        apply: (target, self, args) => { compressions++; return Reflect.apply(target, self, args) },
-        construct: (target, args, newTarget) => { compressions++; return Reflect.construct(target, args, newTarget) }
-      })
-      : value]))
-  const { buildTestApp } = await t.mockImport<typeof import('../helpers/build-app.ts')>('../helpers/build-app.ts', {
-    'node:zlib': { ...counting, default: counting }
+  const zlibModule = createRequire(import.meta.url)('node:zlib') as Record<string, unknown>
+  // The stream factories are read-only (configurable): each is redefined, and its descriptor put back after.
+  const originals = Object.keys(zlibModule)
+    .filter(name => COMPRESSING.test(name) && typeof zlibModule[name] === 'function')
+    .map(name => [name, Object.getOwnPropertyDescriptor(zlibModule, name)!] as const)
+  for (const [name, descriptor] of originals) {
+    const counted = new Proxy(descriptor.value as (...args: unknown[]) => unknown, {
+      apply: (target, self, args) => { compressions++; return Reflect.apply(target, self, args) },
+      construct: (target, args, newTarget) => { compressions++; return Reflect.construct(target, args, newTarget) }
+    })
+    Object.defineProperty(zlibModule, name, { ...descriptor, value: counted })
+  }
+  syncBuiltinESMExports()
+  t.teardown(() => {
+    for (const [name, descriptor] of originals) Object.defineProperty(zlibModule, name, descriptor)
+    syncBuiltinESMExports()
   })
-  const { app } = await buildTestApp(t)
+  // A fresh copy of the app's modules, so that those which bind a compressing function when loaded bind the counter.
+  const { buildTestApp: buildCounted } =
+    await t.mockImport<typeof import('../helpers/build-app.ts')>('../helpers/build-app.ts', {})
+  const { app } = await buildCounted(t)
   await app.ready()
   const bundle = (await app.inject({ url: BUNDLE })).rawPayload
   const sources: Record<string, Buffer> = { [BUNDLE]: bundle, '/docs/json': Buffer.from(JSON.stringify(app.swagger())) }

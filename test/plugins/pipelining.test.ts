@@ -28,6 +28,12 @@ function answers (socket: Socket, count: number): Promise<{ ids: string[], close
   })
 }
 
+t.test('the bounds are the documented ones: 8 running, 56 waiting a connection', async t => {
+  // The tests below scale with the constants: this one fails when they move without docs/security.md.
+  t.equal(IN_FLIGHT, 8)
+  t.equal(WAITING, 56)
+})
+
 t.test('8 of a connection run at once; the rest wait, then are answered whole and in order', async t => {
   const { app } = await buildTestApp(t)
   let running = 0

@@ -3,7 +3,6 @@
 // sends nothing, the half-open probe and who may be it), on a clock the tests move (no test sleeps on the
 // breaker), and the one retry of a connection that failed before any answer, over real sockets where the
 // connection is what matters.
-import { createHash } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import t, { type Test } from 'tap'
@@ -793,14 +792,16 @@ t.test('never retried', async t => {
   })
 })
 
-t.test('the breakers know a caller by a SHA-256 of its id, one for all its calls, never the id', async t => {
-  const up = breakerUpstream(t, 10)
-  up.post(PASSPORT).reply(200, JSON.stringify(fx.passportFound), { headers: JSON_UTF8 }).times(2)
-  const caller: { id: string, key?: string } = { id: '3F2504E0-4F89-41D3-9A0C-0305E82C3301' }
-  t.equal((await passport(up.client, { caller })).kind, 'ok')
-  t.equal(caller.key, createHash('sha256').update(caller.id).digest('base64url'), 'the key is a digest')
-  t.not(caller.key, caller.id)
-  const key = caller.key
-  t.equal((await passport(up.client, { caller })).kind, 'ok')
-  t.equal(caller.key, key, 'the next call of the same caller keeps it')
+t.test('the breakers know a caller by the key it carries, not its id: a failed prober\'s key waits', async t => {
+  const up = breakerUpstream(t, 1)
+  up.post(PASSPORT).reply(500, 'oops', { headers: TEXT }).times(3)
+  await passport(up.client, as(1)).catch(() => {})
+  up.advance(HALF_OPEN_MS)
+  const id = '3F2504E0-4F89-41D3-9A0C-0305E82C3301'
+  t.equal((await failure(passport(up.client, { caller: { id, key: 'first' } }))).reason, 'status', 'a probe fails')
+  t.equal((await failure(passport(up.client, { caller: { id: 'another id', key: 'first' } }))).reason, 'breaker_open',
+    'the same key under another id waits for another caller\'s probe')
+  t.equal((await failure(passport(up.client, { caller: { id, key: 'second' } }))).reason, 'status',
+    'another key under the same id probes')
+  t.equal(up.calls().length, 3)
 })
